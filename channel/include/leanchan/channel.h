@@ -1,0 +1,78 @@
+// leanchan/channel.h: a bounded multi-producer single-consumer channel that
+// costs the memory of what it holds, not of what it might hold.
+//
+//   #include "leanchan/channel.h"
+//
+//   auto [tx, rx] = leanchan::channel<Event>(1024);   // 64 bytes, no slot yet
+//   std::thread producer([tx = std::move(tx)]() mutable {
+//     for (int i = 0; i < 3; ++i) (void)tx.send(Event{i});
+//   });                                               // tx dies: channel ends
+//   while (std::optional<Event> e = rx.recv()) use(*e);
+//   producer.join();
+//
+// Memory (S = sizeof(T), B = BlockSize, C = capacity; docs/design.md):
+//   - creation: one allocation of sizeof(ChannelState) = 64 bytes; no slot;
+//   - a block is one allocation of 16 + B*S bytes (the 16 grows to alignof(T)
+//     for over-aligned T), made when a message needs it;
+//   - at most ceil(C/B) + 1 blocks are ever live;
+//   - after the receiver drains the channel, exactly one block is kept for
+//     reuse (64 + 16 + B*S bytes in all); a fully consumed block is reused in
+//     place, so ping-pong traffic allocates nothing after the first message,
+//     and traffic at constant depth allocates nothing once warm.
+//
+// Errors: channel() throws std::invalid_argument for capacity 0 or above
+// kMaxCapacity (nothing is allocated then). A BlockSize outside 1..32 or a T
+// that is not nothrow-movable fails to compile with a message saying so. If
+// allocating a block fails, the process is aborted with a message: a slot
+// index is already claimed at that point and cannot be given back.
+//
+// Progress: a send that finds room and whose block exists takes no lock;
+// opening a block (once per B messages) and finishing one on the receiver's
+// side take a small per-channel lock. Blocking calls sleep on a futex and
+// cost no memory while nobody waits.
+#ifndef LEANCHAN_CHANNEL_H_
+#define LEANCHAN_CHANNEL_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "leanchan/internal/channel_ops.h"
+#include "leanchan/internal/channel_state.h"
+#include "leanchan/receiver.h"
+#include "leanchan/sender.h"
+#include "leanchan/status.h"
+
+namespace leanchan {
+
+// The largest capacity a channel accepts: 2^28 messages. (Block numbers are
+// kept modulo 2^30 in a 16-byte header; this bound keeps any two live blocks
+// less than 2^29 apart, so the wrapped numbers order them unambiguously.)
+inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
+
+// The block size used when none is given: about 512 bytes of slots, between
+// 1 and 32 slots: clamp(512 / sizeof(T), 1, 32). So 8-byte messages get 32
+// slots, 24-byte ones 21, 128-byte ones 4, and 512-byte or larger ones 1.
+template <class T>
+inline constexpr std::size_t default_block_size =
+    std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
+
+namespace internal {
+// Throws std::invalid_argument naming `capacity` unless 1 <= capacity <= kMaxCapacity.
+void validate_capacity(std::size_t capacity);
+}  // namespace internal
+
+// Creates a channel of `capacity` slots. Allocates only its 64-byte control
+// block. Throws std::invalid_argument if capacity is 0 or above kMaxCapacity.
+template <class T, std::size_t BlockSize = default_block_size<T>>
+std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity) {
+  static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
+  internal::validate_capacity(capacity);
+  auto* state = new internal::ChannelState(static_cast<std::uint32_t>(capacity));
+  return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
+}
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_CHANNEL_H_

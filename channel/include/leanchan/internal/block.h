@@ -1,0 +1,80 @@
+// leanchan/internal/block.h: a block of slots and its 16-byte header.
+//
+// A block is one heap allocation: a BlockHeader followed by BlockSize slots of
+// raw storage for T. Slot i holds a live T exactly when bit i of `ready` is
+// set and the receiver has not taken it yet (docs/design.md, "Blocks").
+//
+//   offset 0   next    BlockHeader*   successor in the list (list lock)
+//   offset 8   ready   atomic<u32>    bit i: slot i written and published
+//   offset 12  number  atomic<u32>    block number mod 2^30 (its "tag")
+//   offset 16  slots   BlockSize * sizeof(T) (16 grows only for alignof(T) > 16)
+#ifndef LEANCHAN_INTERNAL_BLOCK_H_
+#define LEANCHAN_INTERNAL_BLOCK_H_
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+namespace leanchan::internal {
+
+// Block numbers are stored modulo 2^30. Two blocks compared by the channel are
+// never more than ceil(kMaxCapacity / 1) + 2 = 2^28 + 2 apart, far below 2^29,
+// so the wrapped difference tells order without ambiguity.
+inline constexpr std::uint32_t kTagBits = 30;
+inline constexpr std::uint32_t kTagMask = (std::uint32_t{1} << kTagBits) - 1;
+
+constexpr std::uint32_t block_tag(std::uint64_t block_number) noexcept {
+  return static_cast<std::uint32_t>(block_number) & kTagMask;
+}
+// How many blocks `later` lies after `earlier` (0 if equal). Meaningful while
+// the true distance is below 2^29; a "negative" distance shows as >= 2^29.
+constexpr std::uint32_t tag_distance(std::uint32_t later, std::uint32_t earlier) noexcept {
+  return (later - earlier) & kTagMask;
+}
+constexpr bool tag_is_after(std::uint32_t later, std::uint32_t earlier) noexcept {
+  const std::uint32_t d = tag_distance(later, earlier);
+  return d != 0 && d < (std::uint32_t{1} << (kTagBits - 1));
+}
+
+struct BlockHeader {
+  // Guarded by the list lock: written only by its holder, read only by it
+  // (and by the last handle at destruction, when no other thread remains).
+  BlockHeader* next = nullptr;
+  // Writers: a sender sets its slot's bit with fetch_or (release, publishing
+  // the value); the list-lock holder zeroes it when the block is reused.
+  // Reader: the receiver, with acquire, before it moves a value out.
+  std::atomic<std::uint32_t> ready{0};
+  // Written only under the list lock (release). Read by the receiver without
+  // the lock (acquire) and by senders only under the lock.
+  std::atomic<std::uint32_t> number{0};
+};
+static_assert(sizeof(BlockHeader) == 16, "leanchan: a block header must stay 16 bytes (DESIGN.md 2)");
+
+// The shape of a block for one (T, BlockSize): what the non-templated list code
+// needs to allocate, free and index blocks.
+struct BlockLayout {
+  std::uint32_t slots;    // BlockSize
+  std::size_t bytes;      // header + slots, the exact request to operator new
+  std::size_t alignment;  // max(alignof(BlockHeader), alignof(T))
+};
+
+template <class T, std::size_t BlockSize>
+struct BlockShape {
+  static constexpr std::size_t kAlignment = std::max(alignof(BlockHeader), alignof(T));
+  // The slots start right after the header, or at the next multiple of alignof(T).
+  static constexpr std::size_t kSlotOffset =
+      (sizeof(BlockHeader) + alignof(T) - 1) / alignof(T) * alignof(T);
+  static constexpr std::size_t kBytes = kSlotOffset + BlockSize * sizeof(T);
+  static constexpr BlockLayout kLayout{static_cast<std::uint32_t>(BlockSize), kBytes, kAlignment};
+
+  static T* slot(BlockHeader* block, std::size_t index) noexcept {
+    return reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(block) + kSlotOffset +
+                                index * sizeof(T));
+  }
+};
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_BLOCK_H_

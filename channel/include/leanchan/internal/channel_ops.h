@@ -1,0 +1,112 @@
+// leanchan/internal/channel_ops.h: the templated half of the algorithm: put a
+// value in its slot, take one out, destroy what is left at the end.
+// Step numbers refer to docs/design.md.
+#ifndef LEANCHAN_INTERNAL_CHANNEL_OPS_H_
+#define LEANCHAN_INTERNAL_CHANNEL_OPS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "leanchan/internal/block.h"
+#include "leanchan/internal/channel_state.h"
+
+namespace leanchan::internal {
+
+// Compile-time contract of channel<T, BlockSize>; every handle names it, so a
+// bad argument fails with these messages before anything else.
+template <class T, std::size_t BlockSize>
+struct CheckChannelParameters {
+  static_assert(BlockSize >= 1 && BlockSize <= 32,
+                "leanchan: BlockSize must be between 1 and 32 slots (a block's ready bits "
+                "are one 32-bit word)");
+  static_assert(std::is_object_v<T> && !std::is_const_v<T> && !std::is_array_v<T>,
+                "leanchan: T must be a non-const, non-array object type");
+  static_assert(std::is_nothrow_move_constructible_v<T>,
+                "leanchan: T must be nothrow move-constructible (a message is moved into "
+                "and out of its slot where no exception can be allowed)");
+  static_assert(std::is_nothrow_destructible_v<T>, "leanchan: T must be nothrow destructible");
+  static constexpr bool kValid = true;
+};
+
+template <class T, std::size_t BlockSize>
+struct ChannelOps {
+  static_assert(CheckChannelParameters<T, BlockSize>::kValid);
+  using Shape = BlockShape<T, BlockSize>;
+  static constexpr const BlockLayout& kLayout = Shape::kLayout;
+
+  // Steps 3-6. The caller holds a permit, which this consumes into a queued
+  // message. Never blocks on the channel's bound; takes the list lock only
+  // when the slot's block is not the tail (once per BlockSize sends).
+  static void push(ChannelState& state, T&& value) noexcept {
+    const std::uint64_t position = state.claim_position();               // step 3
+    const std::uint64_t number = position / BlockSize;
+    const auto slot = static_cast<std::uint32_t>(position % BlockSize);
+    BlockHeader* block = state.tail_if_numbered(block_tag(number));      // step 4
+    if (block == nullptr) block = state.open_block(number, kLayout);     // step 5
+    ::new (static_cast<void*>(Shape::slot(block, slot))) T(std::move(value));
+    // seq_cst: its release half publishes the value to the receiver's load
+    // in try_take; seq_cst orders it before notify_receiver's load (step 6).
+    block->ready.fetch_or(std::uint32_t{1} << slot, std::memory_order_seq_cst);
+    state.notify_receiver();
+  }
+
+  // Step 7. Receiver thread only. Takes the next message if it is published.
+  static std::optional<T> try_take(ChannelState& state) noexcept {
+    const std::uint64_t index = state.rx_index();
+    const std::uint64_t number = index / BlockSize;
+    const auto slot = static_cast<std::uint32_t>(index % BlockSize);
+    BlockHeader* block = state.head();
+    // acquire: pairs with the release renumbering of a block reused in place
+    // (step 5c), so the zeroed ready bits are seen before the new ones.
+    if (block == nullptr ||
+        block->number.load(std::memory_order_acquire) != block_tag(number)) {
+      block = state.advance_head(number, kLayout);  // step 8
+      if (block == nullptr) return std::nullopt;
+    }
+    // seq_cst: acquire pairs with push's fetch_or (the value is visible);
+    // seq_cst makes this the re-check of step 11 after announcing a wait.
+    if ((block->ready.load(std::memory_order_seq_cst) & (std::uint32_t{1} << slot)) == 0) {
+      return std::nullopt;
+    }
+    T* stored = std::launder(Shape::slot(block, slot));
+    std::optional<T> value(std::move(*stored));
+    stored->~T();
+    state.set_rx_index(index + 1);
+    if (slot == BlockSize - 1) {
+      state.finish_block(number, kLayout);  // step 9
+    } else if (state.may_have_spare() && index + 1 == state.tail_position()) {
+      state.release_spare_if_any(kLayout);  // step 10
+    }
+    state.release_permit();  // after the block work: keeps the ceil(C/B)+1 bound
+    return value;
+  }
+
+  // Last handle only: no other thread can touch the channel, and every
+  // claimed slot has been written (senders and permits are all gone).
+  static void destroy(ChannelState* state) noexcept {
+    const std::uint64_t end = state->tail_position();
+    BlockHeader* block = state->head();
+    for (std::uint64_t index = state->rx_index(); index < end; ++index) {
+      const std::uint32_t tag = block_tag(index / BlockSize);
+      while (block->number.load(std::memory_order_relaxed) != tag) block = block->next;
+      const auto slot = static_cast<std::uint32_t>(index % BlockSize);
+      if ((block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0) {
+        std::launder(Shape::slot(block, slot))->~T();
+      }
+    }
+    state->free_all_blocks(kLayout);
+    delete state;
+  }
+
+  static void release_handle(ChannelState* state) noexcept {
+    if (state->remove_handle()) destroy(state);
+  }
+};
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_CHANNEL_OPS_H_

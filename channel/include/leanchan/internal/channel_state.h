@@ -1,0 +1,157 @@
+// leanchan/internal/channel_state.h: the 64-byte control block every handle
+// of one channel points to, and the non-templated half of the algorithm.
+//
+// Everything a channel owns hangs off this object: the permits that bound it,
+// the claim counter, the block list, the wait words and the reference counts.
+// It is the only allocation made at creation (DESIGN.md 2: at most 64 bytes).
+// The algorithm is written down once, in docs/design.md; "step N" below
+// refers to its numbered steps.
+//
+// Field ownership (who writes / who reads):
+//   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
+//   tail_block_     list-lock holder / senders' seqlock read (step 4)
+//   list_word_      list-lock holder / senders' seqlock read
+//                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
+//   permit_word_    senders (reserve), receiver (release, close)
+//                   bits: [31..1] slots in use (queued + reserved) | [0] closed
+//   tx_waiters_     senders sleeping on permit_word_ (count)
+//   rx_event_       1 while the receiver sleeps or is about to; a sender that
+//                   sees 1 swaps in 0 and wakes it
+//   head_           receiver, under the list lock / list-lock holders
+//   rx_index_       receiver (release) / list-lock holders (acquire)
+//   senders_        strong senders + live permits; 0 means no more sends ever
+//   handles_        every handle holding a pointer here; the last one frees
+#ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
+#define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "leanchan/internal/block.h"
+#include "leanchan/internal/futex.h"
+
+namespace leanchan::internal {
+
+enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut };
+
+class ChannelState {
+ public:
+  static constexpr std::uint32_t kClosedBit = 1;
+  static constexpr std::uint32_t kUsedUnit = 2;  // permit_word_ counts in steps of 2
+
+  explicit ChannelState(std::uint32_t capacity) noexcept : capacity_(capacity) {}
+  ChannelState(const ChannelState&) = delete;
+  ChannelState& operator=(const ChannelState&) = delete;
+
+  std::uint32_t capacity() const noexcept { return capacity_; }
+
+  // ---- The bound (step 1) -------------------------------------------------
+  // Takes one slot of the bound without waiting.
+  PermitOutcome try_acquire_permit() noexcept;
+  // Takes one slot, sleeping while full, until `deadline` (null: forever).
+  PermitOutcome acquire_permit(const Deadline* deadline) noexcept;
+  // Gives one slot back (a message was taken, or a permit dropped unused) and
+  // wakes one sleeping sender if any.
+  void release_permit() noexcept;
+  // Free slots right now (a snapshot).
+  std::uint32_t free_slots() const noexcept;
+  bool is_closed() const noexcept {
+    // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
+    return (permit_word_.load(std::memory_order_acquire) & kClosedBit) != 0;
+  }
+  // Refuses every later reservation and wakes every sleeping sender.
+  void close() noexcept;
+  // True when nothing is queued and nothing can arrive: closed or senderless,
+  // with no queued message and no outstanding permit.
+  bool is_finished() const noexcept;
+
+  // ---- Claiming and publishing (steps 3-6) --------------------------------
+  std::uint64_t claim_position() noexcept {
+    // relaxed: the RMW alone makes each index unique; what the receiver needs
+    // (the value) is published by the ready bit, not by this counter.
+    return tail_position_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Step 4: the tail block if it is numbered `tag`, read without the lock
+  // (seqlock); null if the lock is held, the tail differs, or none exists.
+  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
+  // Step 5: under the list lock, finds (creating or recycling as needed) the
+  // block numbered `block_number`. Terminates the process if allocation fails.
+  BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  // Step 6: after publishing, wakes the receiver if it sleeps.
+  void notify_receiver() noexcept;
+
+  // ---- Receiving (steps 7-10); receiver thread only ------------------------
+  BlockHeader* head() const noexcept { return head_; }
+  std::uint64_t rx_index() const noexcept { return rx_index_.load(std::memory_order_relaxed); }
+  void set_rx_index(std::uint64_t index) noexcept {
+    // release: a list-lock holder that reads this index (acquire) to reuse a
+    // block in place also sees that the receiver moved the values out.
+    rx_index_.store(index, std::memory_order_release);
+  }
+  std::uint64_t tail_position() const noexcept {
+    // acquire: len() and the drained check need no more than a fresh count.
+    return tail_position_.load(std::memory_order_acquire);
+  }
+  // Step 8: makes head_ the block numbered `block_number` if it exists,
+  // retiring fully consumed blocks before it; null if it is not there yet.
+  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  // Step 9: the receiver took the last slot of block `block_number`.
+  void finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  // Step 10: the channel looked drained; give back the spare block, if kept.
+  void release_spare_if_any(const BlockLayout& layout) noexcept;
+  bool may_have_spare() const noexcept { return (receiver_flags_ & kMayHaveSpare) != 0; }
+
+  // Receiver sleeping (step 11): announce, re-check, then sleep.
+  void announce_receiver_wait() noexcept;
+  // Sleeps until a sender wakes the receiver or `deadline`; false on timeout.
+  bool receiver_sleep(const Deadline* deadline) noexcept;
+
+  // ---- Lifetime -------------------------------------------------------------
+  void add_sender() noexcept;
+  bool try_add_sender() noexcept;  // WeakSender::upgrade: fails once senders hit 0
+  void remove_sender() noexcept;   // the last one wakes the receiver
+  void add_handle() noexcept;
+  bool remove_handle() noexcept;  // true for the last handle: it must destroy
+  // Frees every block. Only the last handle calls it, after destroying the
+  // messages still queued.
+  void free_all_blocks(const BlockLayout& layout) noexcept;
+
+  // Bytes held now: this control block plus every live block (takes the lock).
+  std::size_t memory_usage(const BlockLayout& layout) const noexcept;
+
+ private:
+  static constexpr std::uint32_t kMayHaveSpare = 1;
+
+  void lock_list() const noexcept;
+  void unlock_list() const noexcept;
+  BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
+  static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
+  void retire_head_locked(const BlockLayout& layout) noexcept;
+  void free_spare_locked(const BlockLayout& layout) noexcept;
+  std::size_t live_blocks_locked() const noexcept;
+  std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
+
+  // Sender-side words.
+  std::atomic<std::uint64_t> tail_position_{0};
+  std::atomic<BlockHeader*> tail_block_{nullptr};
+  mutable std::atomic<std::uint32_t> list_word_{0};
+  std::atomic<std::uint32_t> permit_word_{0};
+  std::atomic<std::uint32_t> tx_waiters_{0};
+  std::atomic<std::uint32_t> rx_event_{0};
+  // Receiver-side words.
+  BlockHeader* head_ = nullptr;
+  std::atomic<std::uint64_t> rx_index_{0};
+  // Lifetime.
+  std::atomic<std::uint32_t> senders_{1};
+  std::atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
+  const std::uint32_t capacity_;
+  std::uint32_t receiver_flags_ = 0;  // receiver only (written under the lock)
+};
+
+static_assert(sizeof(ChannelState) <= 64,
+              "leanchan: the control block must fit the 64 bytes DESIGN.md 2 allows");
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_CHANNEL_STATE_H_

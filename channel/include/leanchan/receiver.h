@@ -1,0 +1,178 @@
+// leanchan/receiver.h: the consuming handle of a channel.
+//
+//   auto [tx, rx] = leanchan::channel<Event>(64);
+//   while (std::optional<Event> e = rx.recv()) handle(*e);   // until closed + drained
+//
+// Thread-safety: one consumer. A Receiver is move-only and must be used from
+// one thread at a time; it may be moved between threads.
+//
+// Memory ordering: a message's return happens after everything its sender
+// did before sending it.
+//
+// Ending: recv() returns nullopt (try_recv kDisconnected) once nothing is
+// queued and nothing can arrive: every Sender and Permit is gone, or close()
+// was called and every outstanding Permit has been used or dropped.
+//
+// Destroying the Receiver closes the channel and destroys every queued
+// message; messages still sent through outstanding permits are destroyed
+// when the last handle goes.
+#ifndef LEANCHAN_RECEIVER_H_
+#define LEANCHAN_RECEIVER_H_
+
+#include <cassert>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "leanchan/internal/channel_ops.h"
+#include "leanchan/internal/channel_state.h"
+#include "leanchan/status.h"
+
+namespace leanchan {
+
+template <class T, std::size_t BlockSize>
+class Sender;
+
+template <class T, std::size_t BlockSize>
+class Receiver {
+  using Ops = internal::ChannelOps<T, BlockSize>;
+
+ public:
+  Receiver(Receiver&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  Receiver& operator=(Receiver&& other) noexcept {
+    if (this != &other) {
+      reset();
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
+  Receiver(const Receiver&) = delete;
+  Receiver& operator=(const Receiver&) = delete;
+  ~Receiver() { reset(); }
+
+  // The next message, sleeping until one arrives; nullopt once the channel
+  // has ended (see the file comment). Gives the message's slot back to the
+  // senders, waking one that sleeps. Takes the list lock once per BlockSize
+  // messages (when a block is finished); never allocates.
+  std::optional<T> recv() noexcept {
+    std::optional<T> value;
+    wait_take(value, nullptr);
+    return value;
+  }
+
+  // The next message if one is published now: kEmpty if not (a send still
+  // being written counts as not yet there), kDisconnected if the channel has
+  // ended. Never sleeps.
+  RecvResult<T> try_recv() noexcept {
+    if (std::optional<T> value = Ops::try_take(*state())) {
+      return RecvResult<T>::success(std::move(*value));
+    }
+    // A message may have landed between the attempt and the end check, so
+    // the end check is final only with nothing to take afterwards.
+    if (state_->is_finished()) {
+      if (std::optional<T> value = Ops::try_take(*state_)) {
+        return RecvResult<T>::success(std::move(*value));
+      }
+      return RecvResult<T>::failure(RecvStatus::kDisconnected);
+    }
+    return RecvResult<T>::failure(RecvStatus::kEmpty);
+  }
+
+  // As recv(), but gives up with kTimedOut once `timeout` has passed.
+  template <class Rep, class Period>
+  RecvResult<T> recv_for(const std::chrono::duration<Rep, Period>& timeout) noexcept {
+    return recv_until(std::chrono::steady_clock::now() + timeout);
+  }
+  // As recv(), but gives up with kTimedOut at `deadline` (any clock).
+  template <class Clock, class Duration>
+  RecvResult<T> recv_until(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
+    const internal::Deadline steady = internal::to_steady_deadline(deadline);
+    std::optional<T> value;
+    const RecvStatus status = wait_take(value, &steady);
+    if (status == RecvStatus::kOk) return RecvResult<T>::success(std::move(*value));
+    return RecvResult<T>::failure(status);
+  }
+
+  // Sleeps until at least one message is there, then appends up to `limit`
+  // messages to `out` in one call. Returns how many were appended: 0 only if
+  // `limit` is 0 or the channel has ended. If `out` throws while growing, the
+  // message being appended is destroyed and the exception propagates; the
+  // channel stays consistent.
+  std::size_t recv_many(std::vector<T>& out, std::size_t limit) {
+    if (limit == 0) return 0;
+    std::optional<T> first;
+    if (wait_take(first, nullptr) != RecvStatus::kOk) return 0;
+    out.push_back(std::move(*first));
+    std::size_t count = 1;
+    while (count < limit) {
+      std::optional<T> value = Ops::try_take(*state_);
+      if (!value) break;
+      out.push_back(std::move(*value));
+      ++count;
+    }
+    return count;
+  }
+
+  // Refuses every later send and reservation (they fail with kClosed and
+  // wake up if sleeping); queued messages and outstanding permits stay
+  // deliverable. Idempotent.
+  void close() noexcept { state()->close(); }
+
+  // Messages queued now, counting sends in progress (a snapshot).
+  std::size_t len() const noexcept {
+    return static_cast<std::size_t>(state()->tail_position() - state_->rx_index());
+  }
+  bool is_empty() const noexcept { return len() == 0; }
+  std::size_t max_capacity() const noexcept { return state()->capacity(); }
+  // Bytes the channel holds now (control block + live blocks). O(1).
+  std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::kLayout); }
+
+ private:
+  template <class U, std::size_t B>
+  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity);
+
+  explicit Receiver(internal::ChannelState* state) noexcept : state_(state) {}
+
+  internal::ChannelState* state() const noexcept {
+    assert(state_ != nullptr && "leanchan: use of a moved-from Receiver");
+    return state_;
+  }
+
+  // Step 11: take, else announce the wait, re-check, and sleep.
+  RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
+    internal::ChannelState& state = *this->state();
+    for (;;) {
+      if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+      state.announce_receiver_wait();
+      if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+      if (state.is_finished()) {
+        // Nothing queued and nothing can come; one last take covers a
+        // message published between the two checks above.
+        if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+        return RecvStatus::kDisconnected;
+      }
+      if (!state.receiver_sleep(deadline)) {
+        if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+        return state.is_finished() ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
+      }
+    }
+  }
+
+  void reset() noexcept {
+    internal::ChannelState* state = std::exchange(state_, nullptr);
+    if (state == nullptr) return;
+    state->close();
+    while (Ops::try_take(*state)) {
+      // Each taken message is destroyed at the end of this statement.
+    }
+    Ops::release_handle(state);
+  }
+
+  internal::ChannelState* state_;
+};
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_RECEIVER_H_

@@ -1,0 +1,267 @@
+// The block list: the list lock, the tail seqlock, opening blocks for
+// senders, retiring and recycling them for the receiver (docs/design.md
+// steps 4, 5, 8, 9 and 10, and "Recycling").
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include "leanchan/internal/channel_state.h"
+
+namespace leanchan::internal {
+namespace {
+
+constexpr std::uint32_t kLocked = 1;
+constexpr std::uint32_t kContended = 2;
+constexpr std::uint32_t kTagShift = 2;
+constexpr int kLockSpins = 64;  // bounded: after this the waiter sleeps
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+inline std::uint32_t tag_of_word(std::uint32_t word) noexcept { return word >> kTagShift; }
+
+}  // namespace
+
+void ChannelState::lock_list() const noexcept {
+  // acquire on success: the holder sees everything the previous holder wrote.
+  std::uint32_t word = list_word_.load(std::memory_order_relaxed);
+  for (int spin = 0; spin < kLockSpins; ++spin) {
+    if ((word & kLocked) == 0) {
+      if (list_word_.compare_exchange_weak(word, word | kLocked, std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+        // release fence: the seqlock writer's "odd" mark (the lock bit) is
+        // ordered before the stores to tail_block_ that follow (a reader that
+        // sees one of those stores then sees the lock bit or a newer word).
+        std::atomic_thread_fence(std::memory_order_release);
+        return;
+      }
+      continue;
+    }
+    cpu_relax();
+    word = list_word_.load(std::memory_order_relaxed);
+  }
+  for (;;) {
+    if ((word & kLocked) == 0) {
+      // Taken after sleeping: keep the contended mark, since others may sleep
+      // too and the unlock must wake one of them.
+      if (list_word_.compare_exchange_weak(word, word | kLocked | kContended,
+                                           std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+        std::atomic_thread_fence(std::memory_order_release);
+        return;
+      }
+      continue;
+    }
+    if ((word & kContended) == 0 &&
+        !list_word_.compare_exchange_weak(word, word | kContended, std::memory_order_relaxed,
+                                          std::memory_order_relaxed)) {
+      continue;
+    }
+    futex_wait(list_word_, word | kContended, nullptr);
+    word = list_word_.load(std::memory_order_relaxed);
+  }
+}
+
+void ChannelState::unlock_list() const noexcept {
+  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  const std::uint32_t tag = tail == nullptr ? 0 : tail->number.load(std::memory_order_relaxed);
+  // release: publishes the list (and the new tail tag) to the next holder and
+  // to seqlock readers, whose acquire load of this word synchronizes with it.
+  const std::uint32_t old = list_word_.exchange(tag << kTagShift, std::memory_order_release);
+  if ((old & kContended) != 0) futex_wake(list_word_, 1);
+}
+
+BlockHeader* ChannelState::tail_if_numbered(std::uint32_t tag) const noexcept {
+  // Step 4, a seqlock read: the word before and after the pointer must agree
+  // (unlocked, same tag). The tail only ever moves forward and every move
+  // changes the tag, so agreement means the pointer is the block numbered
+  // `tag`, and the caller's unconsumed slot in it keeps it alive.
+  const std::uint32_t before = list_word_.load(std::memory_order_acquire);
+  if ((before & kLocked) != 0 || tag_of_word(before) != tag) return nullptr;
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  // acquire fence: if the pointer came from a writer's store, the re-read
+  // below sees that writer's lock bit or a later word.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  const std::uint32_t after = list_word_.load(std::memory_order_relaxed);
+  if (((before ^ after) & ~kContended) != 0) return nullptr;
+  return tail;
+}
+
+BlockHeader* ChannelState::new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
+  void* memory = nullptr;
+  if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+    memory = ::operator new(layout.bytes, std::align_val_t(layout.alignment), std::nothrow);
+  } else {
+    memory = ::operator new(layout.bytes, std::nothrow);
+  }
+  if (memory == nullptr) {
+    // A slot index is already claimed and cannot be given back: the receiver
+    // would wait for it forever. Documented in channel.h: allocation failure
+    // while opening a block ends the process.
+    std::fputs("leanchan: out of memory while allocating a block\n", stderr);
+    std::abort();
+  }
+  auto* block = ::new (memory) BlockHeader();
+  block->number.store(tag, std::memory_order_relaxed);
+  return block;
+}
+
+void ChannelState::delete_block(BlockHeader* block, const BlockLayout& layout) noexcept {
+  block->~BlockHeader();
+  if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+    ::operator delete(block, layout.bytes, std::align_val_t(layout.alignment));
+  } else {
+    ::operator delete(block, layout.bytes);
+  }
+}
+
+std::size_t ChannelState::max_live_blocks(const BlockLayout& layout) const noexcept {
+  return (capacity_ + layout.slots - 1) / layout.slots + 1;  // ceil(C/B) + 1
+}
+
+std::size_t ChannelState::live_blocks_locked() const noexcept {
+  if (head_ == nullptr) return 0;
+  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  const std::size_t numbered = tag_distance(tail->number.load(std::memory_order_relaxed),
+                                            head_->number.load(std::memory_order_relaxed)) +
+                               1;
+  return numbered + (tail->next != nullptr ? 1 : 0);
+}
+
+BlockHeader* ChannelState::open_block(std::uint64_t block_number,
+                                      const BlockLayout& layout) noexcept {
+  // Step 5.
+  lock_list();
+  const std::uint32_t target = block_tag(block_number);
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  if (tail == nullptr) {
+    // 5a. The first block ever. Nothing has been received yet (there was
+    // nothing to receive), so the list starts at block 0.
+    tail = new_block(layout, 0);
+    head_ = tail;
+    tail_block_.store(tail, std::memory_order_relaxed);
+  }
+  // 5b. Extend the list one block at a time until the tail reaches the target.
+  for (;;) {
+    const std::uint32_t tail_tag = tail->number.load(std::memory_order_relaxed);
+    if (!tag_is_after(target, tail_tag)) break;
+    const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
+    BlockHeader* next = tail->next;
+    if (next != nullptr) {
+      // The spare the receiver recycled (its ready bits already zero).
+      next->number.store(next_tag, std::memory_order_release);
+    } else if (tail == head_ &&
+               tag_distance(block_tag(rx_index_.load(std::memory_order_acquire) / layout.slots),
+                            tail_tag) == 1) {
+      // 5c. The only block is fully consumed: reuse it in place. No sender can
+      // hold it (none has an unconsumed slot there) and the receiver reads
+      // `number` before `ready`, so zero the bits first, then renumber
+      // (release).
+      tail->ready.store(0, std::memory_order_relaxed);
+      tail->number.store(next_tag, std::memory_order_release);
+      continue;
+    } else {
+      next = new_block(layout, next_tag);
+      tail->next = next;
+    }
+    tail = next;
+    tail_block_.store(tail, std::memory_order_relaxed);
+  }
+  // 5d. Usually the tail is the target; if a later sender already moved the
+  // tail past it, the target lies between head and tail (its unconsumed slot
+  // keeps the receiver from retiring it).
+  BlockHeader* block = tail;
+  if (block->number.load(std::memory_order_relaxed) != target) {
+    block = head_;
+    while (block->number.load(std::memory_order_relaxed) != target) block = block->next;
+  }
+  unlock_list();
+  return block;
+}
+
+void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
+  // Recycling: the fully consumed head leaves the list; it becomes the spare
+  // behind the tail if there is none and the bound allows, else it is freed.
+  BlockHeader* old = head_;
+  head_ = old->next;
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  if (tail->next == nullptr && live_blocks_locked() + 1 <= max_live_blocks(layout)) {
+    old->next = nullptr;
+    old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
+    tail->next = old;
+    receiver_flags_ |= kMayHaveSpare;
+  } else {
+    delete_block(old, layout);
+  }
+}
+
+void ChannelState::free_spare_locked(const BlockLayout& layout) noexcept {
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  if (tail != nullptr && tail->next != nullptr) {
+    delete_block(tail->next, layout);
+    tail->next = nullptr;
+  }
+  receiver_flags_ &= ~kMayHaveSpare;
+}
+
+BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
+                                        const BlockLayout& layout) noexcept {
+  // Step 8.
+  lock_list();
+  const std::uint32_t target = block_tag(block_number);
+  while (head_ != nullptr && head_ != tail_block_.load(std::memory_order_relaxed) &&
+         tag_is_after(target, head_->number.load(std::memory_order_relaxed))) {
+    retire_head_locked(layout);  // behind the receiver's index: fully consumed
+  }
+  BlockHeader* block = head_;
+  if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
+  unlock_list();
+  return block;
+}
+
+void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
+  // Step 9.
+  lock_list();
+  // A sender may have reused the head in place between the receiver's last
+  // take and this lock (step 5c); then there is nothing to retire.
+  if (head_->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
+    if (head_ != tail_block_.load(std::memory_order_relaxed)) {
+      retire_head_locked(layout);
+    } else {
+      // Drained to the end of the list: keep this block for in-place reuse
+      // and give the spare back (DESIGN.md 2: at most one block after drain).
+      free_spare_locked(layout);
+    }
+  }
+  unlock_list();
+}
+
+void ChannelState::release_spare_if_any(const BlockLayout& layout) noexcept {
+  // Step 10.
+  lock_list();
+  free_spare_locked(layout);
+  unlock_list();
+}
+
+std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {
+  lock_list();
+  const std::size_t blocks = live_blocks_locked();
+  unlock_list();
+  return sizeof(ChannelState) + blocks * layout.bytes;
+}
+
+void ChannelState::free_all_blocks(const BlockLayout& layout) noexcept {
+  BlockHeader* block = head_;
+  while (block != nullptr) {
+    BlockHeader* next = block->next;
+    delete_block(block, layout);
+    block = next;
+  }
+  head_ = nullptr;
+  tail_block_.store(nullptr, std::memory_order_relaxed);
+}
+
+}  // namespace leanchan::internal

@@ -1,0 +1,25 @@
+#include "leanchan/status.h"
+
+namespace leanchan {
+
+std::string_view to_string(SendStatus status) noexcept {
+  switch (status) {
+    case SendStatus::kOk: return "ok";
+    case SendStatus::kFull: return "full";
+    case SendStatus::kClosed: return "closed";
+    case SendStatus::kTimedOut: return "timed out";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(RecvStatus status) noexcept {
+  switch (status) {
+    case RecvStatus::kOk: return "ok";
+    case RecvStatus::kEmpty: return "empty";
+    case RecvStatus::kDisconnected: return "disconnected";
+    case RecvStatus::kTimedOut: return "timed out";
+  }
+  return "unknown";
+}
+
+}  // namespace leanchan

@@ -1,0 +1,49 @@
+// Helpers shared by the channel tests: a message type that counts its own
+// constructions and destructions, and stress parameters sized for the build.
+#ifndef LEANCHAN_TESTS_TEST_SUPPORT_H_
+#define LEANCHAN_TESTS_TEST_SUPPORT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace leanchan::testing {
+
+// Counts live instances; a moved-from instance is still an instance (it is
+// destroyed like any other), so "constructed == destroyed" proves each was
+// destroyed exactly once, and "live == 0" that nothing leaked.
+struct Tracked {
+  static inline std::atomic<std::int64_t> constructed{0};
+  static inline std::atomic<std::int64_t> destroyed{0};
+  static std::int64_t live() { return constructed.load() - destroyed.load(); }
+  static void reset() {
+    constructed = 0;
+    destroyed = 0;
+  }
+
+  explicit Tracked(std::uint64_t v) noexcept : value(v) { constructed.fetch_add(1); }
+  Tracked(Tracked&& other) noexcept : value(other.value), moved_from(false) {
+    other.moved_from = true;
+    constructed.fetch_add(1);
+  }
+  Tracked& operator=(Tracked&&) = delete;
+  Tracked(const Tracked&) = delete;
+  ~Tracked() { destroyed.fetch_add(1); }
+
+  std::uint64_t value;
+  bool moved_from = false;
+};
+
+// Scales stress iterations: LEANCHAN_STRESS_SCALE (default 1) multiplies
+// them, so sanitizer builds in CI can run smaller rounds.
+inline double stress_scale() {
+  const char* text = std::getenv("LEANCHAN_STRESS_SCALE");
+  if (text == nullptr) return 1.0;
+  const double scale = std::atof(text);
+  return scale > 0 ? scale : 1.0;
+}
+
+}  // namespace leanchan::testing
+
+#endif  // LEANCHAN_TESTS_TEST_SUPPORT_H_
