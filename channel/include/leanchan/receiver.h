@@ -66,15 +66,12 @@ class Receiver {
   // being written counts as not yet there), kDisconnected if the channel has
   // ended. Never sleeps.
   RecvResult<T> try_recv() noexcept {
-    if (std::optional<T> value = Ops::try_take(*state())) {
-      return RecvResult<T>::success(std::move(*value));
-    }
+    std::optional<T> value;
+    if (Ops::try_take(*state(), value)) return RecvResult<T>::success(std::move(*value));
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
     if (state_->is_finished()) {
-      if (std::optional<T> value = Ops::try_take(*state_)) {
-        return RecvResult<T>::success(std::move(*value));
-      }
+      if (Ops::try_take(*state_, value)) return RecvResult<T>::success(std::move(*value));
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
     return RecvResult<T>::failure(RecvStatus::kEmpty);
@@ -107,8 +104,8 @@ class Receiver {
     out.push_back(std::move(*first));
     std::size_t count = 1;
     while (count < limit) {
-      std::optional<T> value = Ops::try_take(*state_);
-      if (!value) break;
+      std::optional<T> value;
+      if (!Ops::try_take(*state_, value)) break;
       out.push_back(std::move(*value));
       ++count;
     }
@@ -144,17 +141,17 @@ class Receiver {
   RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
     internal::ChannelState& state = *this->state();
     for (;;) {
-      if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+      if (Ops::try_take(state, out)) return RecvStatus::kOk;
       state.announce_receiver_wait();
-      if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+      if (Ops::try_take(state, out)) return RecvStatus::kOk;
       if (state.is_finished()) {
         // Nothing queued and nothing can come; one last take covers a
         // message published between the two checks above.
-        if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+        if (Ops::try_take(state, out)) return RecvStatus::kOk;
         return RecvStatus::kDisconnected;
       }
       if (!state.receiver_sleep(deadline)) {
-        if ((out = Ops::try_take(state))) return RecvStatus::kOk;
+        if (Ops::try_take(state, out)) return RecvStatus::kOk;
         return state.is_finished() ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
       }
     }
@@ -164,8 +161,9 @@ class Receiver {
     internal::ChannelState* state = std::exchange(state_, nullptr);
     if (state == nullptr) return;
     state->close();
-    while (Ops::try_take(*state)) {
-      // Each taken message is destroyed at the end of this statement.
+    for (;;) {
+      std::optional<T> queued;  // destroyed at the end of each iteration
+      if (!Ops::try_take(*state, queued)) break;
     }
     Ops::release_handle(state);
   }

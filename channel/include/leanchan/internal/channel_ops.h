@@ -54,8 +54,9 @@ struct ChannelOps {
     state.notify_receiver();
   }
 
-  // Step 7. Receiver thread only. Takes the next message if it is published.
-  static std::optional<T> try_take(ChannelState& state) noexcept {
+  // Step 7. Receiver thread only. Moves the next message into `out` (which
+  // must be empty; T need not be assignable) if it is published.
+  static bool try_take(ChannelState& state, std::optional<T>& out) noexcept {
     const std::uint64_t index = state.rx_index();
     const std::uint64_t number = index / BlockSize;
     const auto slot = static_cast<std::uint32_t>(index % BlockSize);
@@ -65,15 +66,15 @@ struct ChannelOps {
     if (block == nullptr ||
         block->number.load(std::memory_order_acquire) != block_tag(number)) {
       block = state.advance_head(number, kLayout);  // step 8
-      if (block == nullptr) return std::nullopt;
+      if (block == nullptr) return false;
     }
     // seq_cst: acquire pairs with push's fetch_or (the value is visible);
     // seq_cst makes this the re-check of step 11 after announcing a wait.
     if ((block->ready.load(std::memory_order_seq_cst) & (std::uint32_t{1} << slot)) == 0) {
-      return std::nullopt;
+      return false;
     }
     T* stored = std::launder(Shape::slot(block, slot));
-    std::optional<T> value(std::move(*stored));
+    out.emplace(std::move(*stored));
     stored->~T();
     state.set_rx_index(index + 1);
     if (slot == BlockSize - 1) {
@@ -82,7 +83,7 @@ struct ChannelOps {
       state.release_spare_if_any(kLayout);  // step 10
     }
     state.release_permit();  // after the block work: keeps the ceil(C/B)+1 bound
-    return value;
+    return true;
   }
 
   // Last handle only: no other thread can touch the channel, and every
