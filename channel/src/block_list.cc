@@ -32,10 +32,6 @@ void ChannelState::lock_list() const noexcept {
     if ((word & kLocked) == 0) {
       if (list_word_.compare_exchange_weak(word, word | kLocked, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
-        // release fence: the seqlock writer's "odd" mark (the lock bit) is
-        // ordered before the stores to tail_block_ that follow (a reader that
-        // sees one of those stores then sees the lock bit or a newer word).
-        std::atomic_thread_fence(std::memory_order_release);
         return;
       }
       continue;
@@ -50,7 +46,6 @@ void ChannelState::lock_list() const noexcept {
       if (list_word_.compare_exchange_weak(word, word | kLocked | kContended,
                                            std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
-        std::atomic_thread_fence(std::memory_order_release);
         return;
       }
       continue;
@@ -81,10 +76,11 @@ BlockHeader* ChannelState::tail_if_numbered(std::uint32_t tag) const noexcept {
   // `tag`, and the caller's unconsumed slot in it keeps it alive.
   const std::uint32_t before = list_word_.load(std::memory_order_acquire);
   if ((before & kLocked) != 0 || tag_of_word(before) != tag) return nullptr;
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  // acquire fence: if the pointer came from a writer's store, the re-read
-  // below sees that writer's lock bit or a later word.
-  std::atomic_thread_fence(std::memory_order_acquire);
+  // acquire: pairs with the writer's release store of tail_block_. If this
+  // reads a pointer stored inside a locked section, that section's locking
+  // RMW happens-before the re-read below, which then sees the lock bit or a
+  // later word (whose tag differs if the tail moved).
+  BlockHeader* tail = tail_block_.load(std::memory_order_acquire);
   const std::uint32_t after = list_word_.load(std::memory_order_relaxed);
   if (((before ^ after) & ~kContended) != 0) return nullptr;
   return tail;
@@ -123,10 +119,11 @@ std::size_t ChannelState::max_live_blocks(const BlockLayout& layout) const noexc
 }
 
 std::size_t ChannelState::live_blocks_locked() const noexcept {
-  if (head_ == nullptr) return 0;
+  const BlockHeader* head = head_.load(std::memory_order_relaxed);
+  if (head == nullptr) return 0;
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   const std::size_t numbered = tag_distance(tail->number.load(std::memory_order_relaxed),
-                                            head_->number.load(std::memory_order_relaxed)) +
+                                            head->number.load(std::memory_order_relaxed)) +
                                1;
   return numbered + (tail->next != nullptr ? 1 : 0);
 }
@@ -141,8 +138,9 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
     // 5a. The first block ever. Nothing has been received yet (there was
     // nothing to receive), so the list starts at block 0.
     tail = new_block(layout, 0);
-    head_ = tail;
-    tail_block_.store(tail, std::memory_order_relaxed);
+    // release: see head(); the receiver may read head_ without the lock.
+    head_.store(tail, std::memory_order_release);
+    tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
   // 5b. Extend the list one block at a time until the tail reaches the target.
   for (;;) {
@@ -153,7 +151,7 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
     if (next != nullptr) {
       // The spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
-    } else if (tail == head_ &&
+    } else if (tail == head_.load(std::memory_order_relaxed) &&
                tag_distance(block_tag(rx_index_.load(std::memory_order_acquire) / layout.slots),
                             tail_tag) == 1) {
       // 5c. The only block is fully consumed: reuse it in place. No sender can
@@ -168,14 +166,14 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
       tail->next = next;
     }
     tail = next;
-    tail_block_.store(tail, std::memory_order_relaxed);
+    tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
   // 5d. Usually the tail is the target; if a later sender already moved the
   // tail past it, the target lies between head and tail (its unconsumed slot
   // keeps the receiver from retiring it).
   BlockHeader* block = tail;
   if (block->number.load(std::memory_order_relaxed) != target) {
-    block = head_;
+    block = head_.load(std::memory_order_relaxed);
     while (block->number.load(std::memory_order_relaxed) != target) block = block->next;
   }
   unlock_list();
@@ -185,8 +183,10 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
 void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
   // Recycling: the fully consumed head leaves the list; it becomes the spare
   // behind the tail if there is none and the bound allows, else it is freed.
-  BlockHeader* old = head_;
-  head_ = old->next;
+  BlockHeader* old = head_.load(std::memory_order_relaxed);
+  // relaxed: only the receiver calls this, and only the receiver reads
+  // head_ without the lock; other readers hold the lock.
+  head_.store(old->next, std::memory_order_relaxed);
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail->next == nullptr && live_blocks_locked() + 1 <= max_live_blocks(layout)) {
     old->next = nullptr;
@@ -212,11 +212,15 @@ BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
   // Step 8.
   lock_list();
   const std::uint32_t target = block_tag(block_number);
-  while (head_ != nullptr && head_ != tail_block_.load(std::memory_order_relaxed) &&
-         tag_is_after(target, head_->number.load(std::memory_order_relaxed))) {
+  for (;;) {
+    BlockHeader* head = head_.load(std::memory_order_relaxed);
+    if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed) ||
+        !tag_is_after(target, head->number.load(std::memory_order_relaxed))) {
+      break;
+    }
     retire_head_locked(layout);  // behind the receiver's index: fully consumed
   }
-  BlockHeader* block = head_;
+  BlockHeader* block = head_.load(std::memory_order_relaxed);
   if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
   unlock_list();
   return block;
@@ -227,8 +231,9 @@ void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& l
   lock_list();
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
-  if (head_->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
-    if (head_ != tail_block_.load(std::memory_order_relaxed)) {
+  BlockHeader* head = head_.load(std::memory_order_relaxed);
+  if (head->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
+    if (head != tail_block_.load(std::memory_order_relaxed)) {
       retire_head_locked(layout);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
@@ -254,13 +259,13 @@ std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept
 }
 
 void ChannelState::free_all_blocks(const BlockLayout& layout) noexcept {
-  BlockHeader* block = head_;
+  BlockHeader* block = head_.load(std::memory_order_relaxed);
   while (block != nullptr) {
     BlockHeader* next = block->next;
     delete_block(block, layout);
     block = next;
   }
-  head_ = nullptr;
+  head_.store(nullptr, std::memory_order_relaxed);
   tail_block_.store(nullptr, std::memory_order_relaxed);
 }
 

@@ -15,6 +15,12 @@
 #include <mimalloc.h>
 #endif
 
+// Referenced by the linker option of leanchan::profiler_hook
+// (--undefined=leanchan_profiler_hook_anchor), so this object is always
+// linked in, even when a sanitizer runtime listed earlier on the link line
+// already defines operator new.
+extern "C" const char leanchan_profiler_hook_anchor = 1;
+
 namespace {
 
 using leanchan::profiler::internal::record_allocation;

@@ -17,7 +17,9 @@
 //   tx_waiters_     senders sleeping on permit_word_ (count)
 //   rx_event_       1 while the receiver sleeps or is about to; a sender that
 //                   sees 1 swaps in 0 and wakes it
-//   head_           receiver, under the list lock / list-lock holders
+//   head_           list-lock holders (the receiver retiring blocks; the
+//                   sender that opens the very first block) / the receiver,
+//                   also without the lock
 //   rx_index_       receiver (release) / list-lock holders (acquire)
 //   senders_        strong senders + live permits; 0 means no more sends ever
 //   handles_        every handle holding a pointer here; the last one frees
@@ -82,7 +84,11 @@ class ChannelState {
   void notify_receiver() noexcept;
 
   // ---- Receiving (steps 7-10); receiver thread only ------------------------
-  BlockHeader* head() const noexcept { return head_; }
+  BlockHeader* head() const noexcept {
+    // acquire: pairs with the release store of the sender that installed the
+    // first block, so the receiver sees that block's header initialised.
+    return head_.load(std::memory_order_acquire);
+  }
   std::uint64_t rx_index() const noexcept { return rx_index_.load(std::memory_order_relaxed); }
   void set_rx_index(std::uint64_t index) noexcept {
     // release: a list-lock holder that reads this index (acquire) to reuse a
@@ -140,7 +146,7 @@ class ChannelState {
   std::atomic<std::uint32_t> tx_waiters_{0};
   std::atomic<std::uint32_t> rx_event_{0};
   // Receiver-side words.
-  BlockHeader* head_ = nullptr;
+  std::atomic<BlockHeader*> head_{nullptr};
   std::atomic<std::uint64_t> rx_index_{0};
   // Lifetime.
   std::atomic<std::uint32_t> senders_{1};

@@ -1,0 +1,17 @@
+// A consumer program: links leanchan::channel and moves a few messages.
+#include <cstdio>
+#include <thread>
+
+#include "leanchan/channel.h"
+
+int main() {
+  auto [tx, rx] = leanchan::channel<int>(16);
+  std::thread producer([tx = std::move(tx)]() mutable {
+    for (int i = 1; i <= 100; ++i) (void)tx.send(i);
+  });
+  long sum = 0;
+  while (auto value = rx.recv()) sum += *value;
+  producer.join();
+  std::printf("consumer received sum=%ld\n", sum);
+  return sum == 5050 ? 0 : 1;
+}
