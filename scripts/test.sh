@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds leanchan and runs every test.
+#
+#   scripts/test.sh          optimized build, all tests (incl. consumers)
+#   scripts/test.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer
+#   scripts/test.sh tsan     ThreadSanitizer
+#
+# Sanitizer runs shrink the stress rounds (LEANCHAN_STRESS_SCALE) to fit CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-release}"
+jobs="$(nproc)"
+case "$mode" in
+  release) build=build; flags=(); scale="${LEANCHAN_STRESS_SCALE:-1}" ;;
+  asan) build=build-asan; flags=("-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-0.3}" ;;
+  tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-0.1}" ;;
+  *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
+esac
+
+scripts/setup.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEANCHAN_WERROR=ON "${flags[@]}"
+cmake --build "$build" -j "$jobs"
+cd "$build"
+LEANCHAN_STRESS_SCALE="$scale" ctest --output-on-failure -j "$jobs"
