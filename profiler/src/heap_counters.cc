@@ -16,6 +16,7 @@ constinit std::atomic<std::uint64_t> g_allocations{0};
 constinit std::atomic<std::uint64_t> g_frees{0};
 constinit std::atomic<std::int64_t> g_peak_requested{0};
 constinit std::atomic<const char*> g_backend{nullptr};
+constinit std::atomic<void (*)()> g_release_free_memory{nullptr};
 
 }  // namespace
 
@@ -41,6 +42,10 @@ const char* heap_backend_name() noexcept {
   return name == nullptr ? "none" : name;
 }
 
+void release_free_memory() noexcept {
+  if (auto release = g_release_free_memory.load(std::memory_order_relaxed)) release();
+}
+
 namespace internal {
 
 void record_allocation(std::size_t requested, std::size_t usable) noexcept {
@@ -60,7 +65,8 @@ void record_free(std::size_t requested, std::size_t usable) noexcept {
   g_frees.fetch_add(1, std::memory_order_relaxed);
 }
 
-void register_hook(const char* backend_name) noexcept {
+void register_hook(const char* backend_name, void (*release_free_memory)()) noexcept {
+  g_release_free_memory.store(release_free_memory, std::memory_order_relaxed);
   g_backend.store(backend_name, std::memory_order_relaxed);
 }
 

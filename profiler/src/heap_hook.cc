@@ -39,6 +39,7 @@ void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
 }
 void backend_free(void* base) noexcept { mi_free(base); }
 std::size_t backend_usable(void* base) noexcept { return mi_usable_size(base); }
+void backend_release_free_memory() { mi_collect(true); }
 #else
 constexpr const char* kBackend = "glibc malloc";
 void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
@@ -48,10 +49,11 @@ void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
 }
 void backend_free(void* base) noexcept { std::free(base); }
 std::size_t backend_usable(void* base) noexcept { return ::malloc_usable_size(base); }
+void backend_release_free_memory() { ::malloc_trim(0); }
 #endif
 
 struct Registration {
-  Registration() noexcept { leanchan::profiler::internal::register_hook(kBackend); }
+  Registration() noexcept { leanchan::profiler::internal::register_hook(kBackend, &backend_release_free_memory); }
 } const g_registration;
 
 void* allocate(std::size_t requested, std::size_t alignment) noexcept {

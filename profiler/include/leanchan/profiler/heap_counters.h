@@ -45,11 +45,15 @@ bool heap_hook_active() noexcept;
 // The allocator under the hook: "glibc malloc", "mimalloc", or "none".
 const char* heap_backend_name() noexcept;
 
+// Asks the allocator under the hook to hand free memory back to the OS now
+// (glibc: malloc_trim(0); mimalloc: mi_collect(true)). No-op without the hook.
+void release_free_memory() noexcept;
+
 namespace internal {
 // Called by the hook only.
 void record_allocation(std::size_t requested, std::size_t usable) noexcept;
 void record_free(std::size_t requested, std::size_t usable) noexcept;
-void register_hook(const char* backend_name) noexcept;
+void register_hook(const char* backend_name, void (*release_free_memory)()) noexcept;
 }  // namespace internal
 
 }  // namespace leanchan::profiler

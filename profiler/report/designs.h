@@ -1,0 +1,32 @@
+// The designs the memory-table report can measure, by name.
+#ifndef LEANCHAN_PROFILER_REPORT_DESIGNS_H_
+#define LEANCHAN_PROFILER_REPORT_DESIGNS_H_
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "memtable.h"
+
+namespace leanchan::report {
+
+struct Design {
+  std::string name;         // e.g. "leanchan-b8", "tokio-style"
+  std::size_t block_size;   // slots per block
+  std::string formulas;     // create / fill / drain, in words for the legend
+  // Measures one (message size, capacity); the size must be supported.
+  std::function<MemoryRow(std::size_t message_bytes, std::size_t capacity)> measure;
+  // Many channels of 24-byte messages.
+  std::function<ManyChannelsRow(std::size_t channels, std::size_t capacity, std::size_t burst)>
+      many_channels;
+};
+
+// Every design, in report order.
+const std::vector<Design>& all_designs();
+// The message sizes compiled into the report.
+const std::vector<std::size_t>& supported_message_sizes();
+
+}  // namespace leanchan::report
+
+#endif  // LEANCHAN_PROFILER_REPORT_DESIGNS_H_

@@ -1,0 +1,40 @@
+// The report's command line, validated: every problem becomes one message.
+#ifndef LEANCHAN_PROFILER_REPORT_OPTIONS_H_
+#define LEANCHAN_PROFILER_REPORT_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "designs.h"
+#include "output.h"
+
+namespace leanchan::report {
+
+struct RawOptions {
+  std::string designs;        // comma list of design names, or "all"
+  std::string message_sizes;  // comma list of byte counts
+  std::string capacities;     // comma list
+  std::string format;         // markdown | csv | json
+  std::string many_channels;  // comma list of channel counts, or "none"
+  std::size_t many_capacity = 16;
+  std::size_t burst = 16;
+};
+
+struct ReportOptions {
+  std::vector<const Design*> designs;
+  std::vector<std::size_t> message_sizes;
+  std::vector<std::size_t> capacities;
+  Format format = Format::kMarkdown;
+  std::vector<std::size_t> many_channels;
+  std::size_t many_capacity = 16;
+  std::size_t burst = 16;
+};
+
+// InvalidArgument with a one-line message naming the flag and the value.
+absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw);
+
+}  // namespace leanchan::report
+
+#endif  // LEANCHAN_PROFILER_REPORT_OPTIONS_H_

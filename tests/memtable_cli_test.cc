@@ -1,0 +1,79 @@
+// The report executable's error paths: exit code 2 and a one-line message
+// naming the problem; and a small successful run.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct CliResult {
+  int exit_code;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult run_memtable(const std::string& arguments) {
+  const std::string log = ::testing::TempDir() + "memtable_cli_output.txt";
+  const std::string command =
+      std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + " > " + log + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream in(log);
+  std::stringstream text;
+  text << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
+}
+
+TEST(MemtableCli, UnknownDesignExitsTwoAndNamesIt) {
+  const CliResult run = run_memtable("--designs=leanchan-b8,crossbeam");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("leanchan-memtable: --designs: unknown design 'crossbeam'"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, UnbuiltMessageSizeExitsTwo) {
+  const CliResult run = run_memtable("--message_sizes=100");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("message size 100 is not built into this report"), std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, CapacityZeroExitsTwo) {
+  const CliResult run = run_memtable("--capacities=0");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("capacity must be between 1 and 268435456, got 0"), std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, UnwritableOutputExitsTwo) {
+  const CliResult run = run_memtable("--output=/nonexistent-dir/report.md");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("cannot write --output=/nonexistent-dir/report.md: No such file"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, UnknownFlagFails) {
+  const CliResult run = run_memtable("--no_such_flag=1");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.output.find("no_such_flag"), std::string::npos) << run.output;
+}
+
+TEST(MemtableCli, WritesCsvToAFile) {
+  const std::string path = ::testing::TempDir() + "memtable_cli_report.csv";
+  const CliResult run = run_memtable("--designs=leanchan-b8 --message_sizes=24 --capacities=16 "
+                               "--many_channels=none --format=csv --output=" + path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("memory,glibc malloc,leanchan-b8,24,16,64,480,272,2,64,480,272,true"),
+            std::string::npos)
+      << text.str();
+}
+
+}  // namespace

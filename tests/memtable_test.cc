@@ -1,0 +1,88 @@
+// The report's rows are the channel's real costs: every leanchan row matches
+// DESIGN.md 2's formulas to the byte, for every message size and block size.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "designs.h"
+#include "options.h"
+
+namespace {
+
+using leanchan::report::all_designs;
+using leanchan::report::MemoryRow;
+
+TEST(Memtable, LeanchanRowsMatchTheFormulasExactly) {
+  int leanchan_designs = 0;
+  for (const auto& design : all_designs()) {
+    if (design.name.rfind("leanchan-b", 0) != 0) continue;
+    ++leanchan_designs;
+    const auto b = static_cast<std::int64_t>(design.block_size);
+    for (std::size_t s : leanchan::report::supported_message_sizes()) {
+      for (std::size_t c : {1u, 2u, 16u, 32u, 100u, 1024u}) {
+        SCOPED_TRACE(design.name + " S=" + std::to_string(s) + " C=" + std::to_string(c));
+        const MemoryRow row = design.measure(s, c);
+        const std::int64_t block = 16 + b * static_cast<std::int64_t>(s);
+        const std::int64_t blocks = (static_cast<std::int64_t>(c) + b - 1) / b;
+        EXPECT_EQ(row.create, 64);
+        EXPECT_EQ(row.fill, 64 + blocks * block);
+        EXPECT_EQ(row.drain, 64 + block);
+        EXPECT_EQ(row.fill_allocations, static_cast<std::uint64_t>(blocks));
+        EXPECT_TRUE(row.matches());
+      }
+    }
+  }
+  EXPECT_EQ(leanchan_designs, 6);  // block sizes 1, 2, 4, 8, 16, 32
+}
+
+TEST(Memtable, ManyChannelsHeapFiguresAreExactPerChannel) {
+  for (const auto& design : all_designs()) {
+    if (design.name != "leanchan-b8") continue;
+    const auto row = design.many_channels(1000, 16, 16);
+    EXPECT_EQ(row.heap_idle, 64.0);
+    EXPECT_EQ(row.heap_burst, 64.0 + 2 * (16 + 8 * 24));
+    EXPECT_EQ(row.heap_drained, 64.0 + (16 + 8 * 24));
+  }
+}
+
+leanchan::report::RawOptions defaults() {
+  leanchan::report::RawOptions raw;
+  raw.designs = "all";
+  raw.message_sizes = "8,24";
+  raw.capacities = "1,16";
+  raw.format = "markdown";
+  raw.many_channels = "none";
+  return raw;
+}
+
+TEST(Memtable, OptionsAcceptTheDefaults) {
+  auto options = leanchan::report::validate_options(defaults());
+  ASSERT_TRUE(options.ok()) << options.status();
+  EXPECT_EQ(options->designs.size(), all_designs().size());
+  EXPECT_TRUE(options->many_channels.empty());
+}
+
+TEST(Memtable, OptionsNameEachProblem) {
+  auto check = [](auto mutate, const std::string& expected) {
+    auto raw = defaults();
+    mutate(raw);
+    auto options = leanchan::report::validate_options(raw);
+    ASSERT_FALSE(options.ok());
+    EXPECT_EQ(std::string(options.status().message()), expected);
+  };
+  using Raw = leanchan::report::RawOptions;
+  check([](Raw& r) { r.capacities = "16,0"; },
+        "--capacities: capacity must be between 1 and 268435456, got 0");
+  check([](Raw& r) { r.capacities = "x"; },
+        "--capacities: 'x' is not a non-negative whole number");
+  check([](Raw& r) { r.message_sizes = "100"; },
+        "--message_sizes: message size 100 is not built into this report (built: 8, 24, 128, "
+        "250, 1024)");
+  check([](Raw& r) { r.format = "xml"; }, "--format: unknown format 'xml' (known: markdown, csv, json)");
+  check([](Raw& r) { r.many_channels = "0"; },
+        "--many_channels: a channel count must be between 1 and 10000000, got 0");
+  check([](Raw& r) { r.burst = 17; }, "--burst: 17 messages do not fit --many_capacity=16");
+}
+
+}  // namespace
