@@ -33,7 +33,29 @@ TEST(Memtable, LeanchanRowsMatchTheFormulasExactly) {
       }
     }
   }
-  EXPECT_EQ(leanchan_designs, 6);  // block sizes 1, 2, 4, 8, 16, 32
+  EXPECT_EQ(leanchan_designs, 6);  // plus the tokio-style row, tested below  // block sizes 1, 2, 4, 8, 16, 32
+}
+
+TEST(Memtable, TokioStyleRowsMatchTokiosFormulaExactly) {
+  for (const auto& design : all_designs()) {
+    if (design.name != "tokio-style") continue;
+    for (std::size_t s : leanchan::report::supported_message_sizes()) {
+      for (std::size_t c : {1u, 16u, 32u, 100u, 1024u}) {
+        SCOPED_TRACE("S=" + std::to_string(s) + " C=" + std::to_string(c));
+        const MemoryRow row = design.measure(s, c);
+        const auto block = static_cast<std::int64_t>(32 + 32 * s);
+        EXPECT_EQ(row.create, 176 + block);
+        EXPECT_TRUE(row.matches());
+      }
+    }
+    // DESIGN.md 1's row for Tokio 1.24, 1024-byte messages, capacity 1024.
+    const MemoryRow big = design.measure(1024, 1024);
+    EXPECT_EQ(big.create, 32976);
+    EXPECT_EQ(big.fill, 1049776);
+    EXPECT_EQ(big.drain, 131376);
+    return;
+  }
+  FAIL() << "no tokio-style design";
 }
 
 TEST(Memtable, ManyChannelsHeapFiguresAreExactPerChannel) {

@@ -1,10 +1,12 @@
 #include "designs.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "leanchan/channel.h"
+#include "tokio_style/channel.h"
 
 namespace leanchan::report {
 namespace {
@@ -65,6 +67,57 @@ Design leanchan_design() {
   return design;
 }
 
+// Tokio 1.24 (reference sections 4 and 7): a 176-byte Chan, 32-slot blocks
+// of 32 + 32*S bytes, the first made at creation, up to 3 kept after a drain.
+Prediction tokio_prediction(std::size_t message_bytes, std::size_t capacity) {
+  const auto block = static_cast<std::int64_t>(32 + 32 * message_bytes);
+  const std::int64_t blocks = std::max<std::int64_t>(1, ceil_div(capacity, 32));
+  Prediction p;
+  p.create = 176 + block;
+  p.fill = 176 + blocks * block;
+  p.drain = 176 + (1 + std::min<std::int64_t>(3, blocks - 1)) * block;
+  return p;
+}
+
+template <std::size_t S>
+MemoryRow tokio_row(std::size_t capacity) {
+  MemoryRow row = measure_create_fill_drain<Message<S>>(
+      [](std::size_t c) { return tokio_style::channel<Message<S>>(c); }, capacity);
+  row.predicted = tokio_prediction(S, capacity);
+  return row;
+}
+
+Design tokio_design() {
+  Design design;
+  design.name = "tokio-style";
+  design.block_size = 32;
+  design.formulas =
+      "create 176 + 32 + 32·S; fill 176 + max(1, ceil(C/32))·(32 + 32·S); drain 176 + "
+      "(1 + min(3, ceil(C/32) - 1))·(32 + 32·S)";
+  design.measure = [](std::size_t message_bytes, std::size_t capacity) {
+    MemoryRow row;
+    switch (message_bytes) {
+      case 8: row = tokio_row<8>(capacity); break;
+      case 24: row = tokio_row<24>(capacity); break;
+      case 128: row = tokio_row<128>(capacity); break;
+      case 250: row = tokio_row<250>(capacity); break;
+      default: row = tokio_row<1024>(capacity); break;
+    }
+    row.design = "tokio-style";
+    row.message_bytes = message_bytes;
+    row.capacity = capacity;
+    return row;
+  };
+  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst) {
+    ManyChannelsRow row = measure_many_channels<Message<24>>(
+        [](std::size_t c) { return tokio_style::channel<Message<24>>(c); }, channels, capacity,
+        burst);
+    row.design = "tokio-style";
+    return row;
+  };
+  return design;
+}
+
 }  // namespace
 
 const std::vector<std::size_t>& supported_message_sizes() {
@@ -81,6 +134,7 @@ const std::vector<Design>& all_designs() {
     list.push_back(leanchan_design<8>());
     list.push_back(leanchan_design<16>());
     list.push_back(leanchan_design<32>());
+    list.push_back(tokio_design());
     return list;
   }();
   return designs;

@@ -1,0 +1,63 @@
+// tokio_style/semaphore.h: the bound of the Tokio-style baseline, a counting
+// semaphore with a FIFO wait list behind a mutex (reference section 5).
+//
+// Permit word: available permits << 1 | CLOSED. try_acquire is a CAS loop.
+// A blocked acquire queues a Waiter node that lives on its own stack (no
+// heap), under the wait-list mutex, and sleeps on the node's futex word.
+// release() always takes the mutex and hands permits to the oldest waiters
+// first, only then to the counter: one lock per message received.
+//
+// Layout (40 bytes, as Tokio's batch semaphore): futex mutex 4, poison 1,
+// pad 3, list head/tail 16, closed 1, pad 7, permit word 8.
+#ifndef TOKIO_STYLE_SEMAPHORE_H_
+#define TOKIO_STYLE_SEMAPHORE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "leanchan/internal/futex.h"
+
+namespace tokio_style {
+
+enum class Acquire { kAcquired, kNoPermits, kClosed, kTimedOut };
+
+// A small futex mutex (4 bytes), standing in for Rust's std Mutex.
+class FutexMutex {
+ public:
+  void lock() noexcept;
+  void unlock() noexcept;
+
+ private:
+  std::atomic<std::uint32_t> state_{0};  // 0 free, 1 locked, 2 locked + waiters
+};
+
+class Semaphore {
+ public:
+  explicit Semaphore(std::size_t permits) noexcept : permits_(permits << 1) {}
+
+  Acquire try_acquire() noexcept;
+  // Blocks in FIFO order until a permit is assigned, the semaphore closes, or
+  // `deadline` (null: none) passes.
+  Acquire acquire(const leanchan::internal::Deadline* deadline) noexcept;
+  void release(std::size_t permits) noexcept;
+  void close() noexcept;
+  bool is_closed() const noexcept;
+  std::size_t available() const noexcept;
+
+ private:
+  struct Waiter;
+
+  FutexMutex mutex_;
+  bool poisoned_ = false;  // layout fidelity; a C++ mutex is never poisoned
+  Waiter* head_ = nullptr;
+  Waiter* tail_ = nullptr;
+  bool closed_ = false;
+  std::atomic<std::size_t> permits_;
+};
+
+static_assert(sizeof(Semaphore) == 40, "the baseline mirrors Tokio's 40-byte batch semaphore");
+
+}  // namespace tokio_style
+
+#endif  // TOKIO_STYLE_SEMAPHORE_H_

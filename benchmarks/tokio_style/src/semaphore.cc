@@ -1,0 +1,120 @@
+#include "tokio_style/semaphore.h"
+
+#include <climits>
+
+namespace tokio_style {
+
+using leanchan::internal::futex_wait;
+using leanchan::internal::futex_wake;
+
+void FutexMutex::lock() noexcept {
+  std::uint32_t expected = 0;
+  if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
+  if (expected != 2) expected = state_.exchange(2, std::memory_order_acquire);
+  while (expected != 0) {
+    futex_wait(state_, 2, nullptr);
+    expected = state_.exchange(2, std::memory_order_acquire);
+  }
+}
+
+void FutexMutex::unlock() noexcept {
+  if (state_.exchange(0, std::memory_order_release) == 2) futex_wake(state_, 1);
+}
+
+struct Semaphore::Waiter {
+  Waiter* next = nullptr;
+  Waiter* prev = nullptr;
+  std::atomic<std::uint32_t> state{0};  // 0 waiting, 1 assigned, 2 closed
+};
+
+namespace {
+constexpr std::size_t kClosed = 1;
+}
+
+Acquire Semaphore::try_acquire() noexcept {
+  std::size_t word = permits_.load(std::memory_order_acquire);
+  for (;;) {
+    if ((word & kClosed) != 0) return Acquire::kClosed;
+    if ((word >> 1) == 0) return Acquire::kNoPermits;
+    if (permits_.compare_exchange_weak(word, word - 2, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+      return Acquire::kAcquired;
+    }
+  }
+}
+
+Acquire Semaphore::acquire(const leanchan::internal::Deadline* deadline) noexcept {
+  Acquire first = try_acquire();
+  if (first != Acquire::kNoPermits) return first;
+  Waiter node;
+  mutex_.lock();
+  // Re-try under the lock: a release that ran before we queued left its
+  // permit in the counter.
+  first = try_acquire();
+  if (first != Acquire::kNoPermits) {
+    mutex_.unlock();
+    return first;
+  }
+  node.prev = tail_;
+  if (tail_ != nullptr) tail_->next = &node; else head_ = &node;
+  tail_ = &node;
+  mutex_.unlock();
+  for (;;) {
+    const std::uint32_t state = node.state.load(std::memory_order_acquire);
+    if (state == 1) return Acquire::kAcquired;
+    if (state == 2) return Acquire::kClosed;
+    if (!futex_wait(node.state, 0, deadline)) break;
+  }
+  // Timed out: leave the queue, unless a permit or the close arrived first.
+  mutex_.lock();
+  const std::uint32_t state = node.state.load(std::memory_order_acquire);
+  if (state == 0) {
+    if (node.prev != nullptr) node.prev->next = node.next; else head_ = node.next;
+    if (node.next != nullptr) node.next->prev = node.prev; else tail_ = node.prev;
+  }
+  mutex_.unlock();
+  if (state == 1) return Acquire::kAcquired;
+  if (state == 2) return Acquire::kClosed;
+  return Acquire::kTimedOut;
+}
+
+void Semaphore::release(std::size_t permits) noexcept {
+  mutex_.lock();
+  while (permits > 0 && head_ != nullptr) {
+    Waiter* waiter = head_;
+    head_ = waiter->next;
+    if (head_ != nullptr) head_->prev = nullptr; else tail_ = nullptr;
+    --permits;
+    waiter->state.store(1, std::memory_order_release);
+    // The owner may return (and its stack node die) as soon as it sees the
+    // store; a wake on that former address is at worst spurious for whoever
+    // sleeps there later, and every wait here re-checks its word.
+    futex_wake(waiter->state, 1);
+  }
+  if (permits > 0) permits_.fetch_add(permits << 1, std::memory_order_release);
+  mutex_.unlock();
+}
+
+void Semaphore::close() noexcept {
+  mutex_.lock();
+  permits_.fetch_or(kClosed, std::memory_order_release);
+  closed_ = true;
+  while (head_ != nullptr) {
+    Waiter* waiter = head_;
+    head_ = waiter->next;
+    waiter->state.store(2, std::memory_order_release);
+    futex_wake(waiter->state, 1);
+  }
+  tail_ = nullptr;
+  mutex_.unlock();
+}
+
+bool Semaphore::is_closed() const noexcept {
+  return (permits_.load(std::memory_order_acquire) & kClosed) != 0;
+}
+
+std::size_t Semaphore::available() const noexcept {
+  return permits_.load(std::memory_order_acquire) >> 1;
+}
+
+}  // namespace tokio_style
