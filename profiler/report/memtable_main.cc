@@ -4,6 +4,9 @@
 //
 // Exit codes: 0 success, 1 a flag Abseil itself rejects (unknown flag), 2 a
 // bad value, an unwritable output file, or a hook that is not active.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -31,12 +34,56 @@ ABSL_FLAG(std::string, many_channels, "1000,100000",
           "Comma-separated channel counts for the many-channels table, or none");
 ABSL_FLAG(std::size_t, many_capacity, 16, "Capacity of each channel in the many-channels table");
 ABSL_FLAG(std::size_t, burst, 16, "Messages sent into every channel in the many-channels table");
+ABSL_FLAG(std::string, tables, "memory,many",
+          "Tables to print: memory (create/fill/drain), many (many channels), or both");
 
 namespace {
 
 int fail(const std::string& message) {
   std::cerr << "leanchan-memtable: " << message << "\n";
   return 2;
+}
+
+// Runs one many-channels measurement in a forked child, so every row starts
+// from the same heap and its resident-memory figures are not blurred by
+// memory an earlier row freed (or kept). The child sends the numbers back
+// through a pipe. Returns false if the child could not run or report.
+bool measure_in_child(const leanchan::report::Design& design, std::size_t channels,
+                      std::size_t capacity, std::size_t burst,
+                      leanchan::report::ManyChannelsRow* row) {
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  std::cout.flush();
+  const pid_t child = ::fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    ::close(fds[0]);
+    const auto measured = design.many_channels(channels, capacity, burst);
+    const double numbers[7] = {measured.heap_idle, measured.heap_burst, measured.heap_drained,
+                               measured.rss_idle,  measured.rss_burst,  measured.rss_drained,
+                               measured.rss_trimmed};
+    const bool sent = ::write(fds[1], numbers, sizeof(numbers)) == sizeof(numbers);
+    ::_exit(sent ? 0 : 1);
+  }
+  ::close(fds[1]);
+  double numbers[7];
+  const ssize_t got = ::read(fds[0], numbers, sizeof(numbers));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (got != sizeof(numbers) || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return false;
+  row->design = design.name;
+  row->allocator = leanchan::profiler::heap_backend_name();
+  row->channels = channels;
+  row->burst = burst;
+  row->heap_idle = numbers[0];
+  row->heap_burst = numbers[1];
+  row->heap_drained = numbers[2];
+  row->rss_idle = numbers[3];
+  row->rss_burst = numbers[4];
+  row->rss_drained = numbers[5];
+  row->rss_trimmed = numbers[6];
+  return true;
 }
 
 }  // namespace
@@ -56,6 +103,7 @@ int main(int argc, char** argv) {
   raw.many_channels = absl::GetFlag(FLAGS_many_channels);
   raw.many_capacity = absl::GetFlag(FLAGS_many_capacity);
   raw.burst = absl::GetFlag(FLAGS_burst);
+  raw.tables = absl::GetFlag(FLAGS_tables);
   auto options = leanchan::report::validate_options(raw);
   if (!options.ok()) return fail(std::string(options.status().message()));
   if (!leanchan::profiler::heap_hook_active()) {
@@ -72,21 +120,28 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Many channels first, each in its own child, before this process's heap
+  // has seen anything else.
+  std::vector<leanchan::report::ManyChannelsRow> many;
+  for (std::size_t count : options->many_channels) {
+    for (const auto* design : options->designs) {
+      leanchan::report::ManyChannelsRow row;
+      if (!measure_in_child(*design, count, options->many_capacity, options->burst, &row)) {
+        return fail("the many-channels measurement for " + design->name + " failed");
+      }
+      many.push_back(row);
+    }
+  }
+
   std::vector<leanchan::report::MemoryRow> rows;
   for (const auto* design : options->designs) {
+    if (!options->memory_table) break;
     for (std::size_t size : options->message_sizes) {
       for (std::size_t capacity : options->capacities) {
         rows.push_back(design->measure(size, capacity));
       }
     }
   }
-  std::vector<leanchan::report::ManyChannelsRow> many;
-  for (std::size_t count : options->many_channels) {
-    for (const auto* design : options->designs) {
-      many.push_back(design->many_channels(count, options->many_capacity, options->burst));
-    }
-  }
-
   const std::string text =
       leanchan::report::format_report(options->format, options->designs, rows, many);
   if (output_path.empty()) {

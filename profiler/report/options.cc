@@ -106,6 +106,22 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
                                                    raw.many_capacity));
   }
   options.burst = raw.burst;
+
+  bool memory = false;
+  bool many = false;
+  for (absl::string_view table : absl::StrSplit(raw.tables, ',', absl::SkipWhitespace())) {
+    if (table == "memory") {
+      memory = true;
+    } else if (table == "many") {
+      many = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tables: unknown table '", table, "' (known: memory, many)"));
+    }
+  }
+  if (!memory && !many) return absl::InvalidArgumentError("--tables: the list is empty");
+  options.memory_table = memory;
+  if (!many) options.many_channels.clear();
   return options;
 }
 

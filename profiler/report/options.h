@@ -20,6 +20,7 @@ struct RawOptions {
   std::string many_channels;  // comma list of channel counts, or "none"
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
+  std::string tables = "memory,many";  // which tables to print
 };
 
 struct ReportOptions {
@@ -30,6 +31,7 @@ struct ReportOptions {
   std::vector<std::size_t> many_channels;
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
+  bool memory_table = true;
 };
 
 // InvalidArgument with a one-line message naming the flag and the value.

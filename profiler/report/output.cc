@@ -7,8 +7,9 @@
 namespace leanchan::report {
 namespace {
 
-std::string markdown(const std::vector<const Design*>& designs, const std::vector<MemoryRow>& rows,
-                     const std::vector<ManyChannelsRow>& many) {
+std::string memory_markdown(const std::vector<const Design*>& designs,
+                            const std::vector<MemoryRow>& rows) {
+  if (rows.empty()) return {};
   std::string out = absl::StrCat(
       "## Heap bytes per channel (allocator: ", profiler::heap_backend_name(),
       ")\n\nRequested heap bytes relative to just before creation, one sender and one "
@@ -28,9 +29,15 @@ std::string markdown(const std::vector<const Design*>& designs, const std::vecto
   for (const Design* design : designs) {
     absl::StrAppend(&out, "- ", design->name, ": ", design->formulas, "\n");
   }
+  absl::StrAppend(&out, "\n");
+  return out;
+}
+
+std::string many_markdown(const std::vector<ManyChannelsRow>& many) {
+  std::string out;
   if (!many.empty()) {
     absl::StrAppend(
-        &out, "\n## Many channels of 24-byte messages (allocator: ", profiler::heap_backend_name(),
+        &out, "## Many channels of 24-byte messages (allocator: ", profiler::heap_backend_name(),
         ")\n\nPer channel, relative to before creation: heap = requested bytes, RSS = "
         "resident memory. burst = that many messages sent into every channel; drained = "
         "all received again; trimmed = after asking the allocator to return free memory "
@@ -115,7 +122,7 @@ std::string format_report(Format format, const std::vector<const Design*>& desig
                           const std::vector<MemoryRow>& rows,
                           const std::vector<ManyChannelsRow>& many) {
   switch (format) {
-    case Format::kMarkdown: return markdown(designs, rows, many);
+    case Format::kMarkdown: return memory_markdown(designs, rows) + many_markdown(many);
     case Format::kCsv: return csv(rows, many);
     case Format::kJson: return json(rows, many);
   }
