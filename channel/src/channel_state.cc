@@ -58,10 +58,11 @@ std::uint32_t ChannelState::free_slots() const noexcept {
 }
 
 void ChannelState::close() noexcept {
-  // seq_cst: a sender about to sleep either sees the bit in its re-read or
-  // finds the word changed when the kernel compares it.
+  // seq_cst, with the waiter-count load after it: Dekker with acquire_permit
+  // (step 2). A sender that announced itself before this load is woken; one
+  // that announces later re-reads the word and sees the closed bit.
   permit_word_.fetch_or(kClosedBit, std::memory_order_seq_cst);
-  futex_wake(permit_word_, INT_MAX);
+  if (tx_waiters_.load(std::memory_order_seq_cst) != 0) futex_wake(permit_word_, INT_MAX);
 }
 
 bool ChannelState::is_finished() const noexcept {

@@ -58,6 +58,9 @@ struct ChannelOps {
   // must be empty; T need not be assignable) if it is published.
   static bool try_take(ChannelState& state, std::optional<T>& out) noexcept {
     const std::uint64_t index = state.rx_index();
+    // Nothing claimed past the index: nothing to take, and no lock needed.
+    // (A claim that races this load is seen by the re-check of step 11.)
+    if (index == state.tail_position()) return false;
     const std::uint64_t number = index / BlockSize;
     const auto slot = static_cast<std::uint32_t>(index % BlockSize);
     BlockHeader* block = state.head();

@@ -70,9 +70,11 @@ class ChannelState {
 
   // ---- Claiming and publishing (steps 3-6) --------------------------------
   std::uint64_t claim_position() noexcept {
-    // relaxed: the RMW alone makes each index unique; what the receiver needs
-    // (the value) is published by the ready bit, not by this counter.
-    return tail_position_.fetch_add(1, std::memory_order_relaxed);
+    // seq_cst: the RMW makes each index unique; seq_cst puts the claim in the
+    // single total order before this sender's load of rx_event (step 6), so
+    // a receiver that announced its wait (step 11) and then read
+    // tail_position either sees this claim or is seen by this sender.
+    return tail_position_.fetch_add(1, std::memory_order_seq_cst);
   }
   // Step 4: the tail block if it is numbered `tag`, read without the lock
   // (seqlock); null if the lock is held, the tail differs, or none exists.
@@ -96,8 +98,9 @@ class ChannelState {
     rx_index_.store(index, std::memory_order_release);
   }
   std::uint64_t tail_position() const noexcept {
-    // acquire: len() and the drained check need no more than a fresh count.
-    return tail_position_.load(std::memory_order_acquire);
+    // seq_cst: the receiver's "nothing claimed" check is part of the
+    // re-check after announcing a wait (step 11); see claim_position.
+    return tail_position_.load(std::memory_order_seq_cst);
   }
   // Step 8: makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.

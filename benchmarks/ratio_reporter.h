@@ -1,0 +1,38 @@
+// A console reporter that also remembers each run, then prints, per workload,
+// every design's figure divided by the baseline's from the same run.
+// Benchmark names are "<suite>/<design>/<workload...>".
+#ifndef LEANCHAN_BENCHMARKS_RATIO_REPORTER_H_
+#define LEANCHAN_BENCHMARKS_RATIO_REPORTER_H_
+
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace leanchan::bench {
+
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  // `metric`: "items_per_second" (higher is better) or "real_time" (lower
+  // is better; the ratio is inverted so that > 1 always means faster).
+  explicit RatioReporter(std::string baseline) : baseline_(std::move(baseline)) {}
+
+  void ReportRuns(const std::vector<Run>& runs) override;
+  // Prints the ratio table as Markdown to stdout.
+  void PrintRatios() const;
+
+ private:
+  struct Figure {
+    double items_per_second = 0;  // 0 when the suite measures time
+    double real_time_ns = 0;
+  };
+  std::string baseline_;
+  // suite -> workload -> design -> figure
+  std::map<std::string, std::map<std::string, std::map<std::string, Figure>>> figures_;
+  std::vector<std::string> designs_;
+};
+
+}  // namespace leanchan::bench
+
+#endif  // LEANCHAN_BENCHMARKS_RATIO_REPORTER_H_

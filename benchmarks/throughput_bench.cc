@@ -1,0 +1,123 @@
+// Throughput (1 and 4 producers to 1 consumer) and ping-pong latency, for
+// leanchan at block sizes 1, 4, 8 and 32, the Tokio-style baseline, and
+// oneTBB's concurrent_bounded_queue when it is installed. After the runs it
+// prints each design's figure divided by the baseline's from the same run.
+//
+//   throughput/<design>/producers:P/msg:S/cap:C    items (messages) per second
+//   pingpong/<design>/msg:S                        time per round trip
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "adapters.h"
+#include "ratio_reporter.h"
+
+namespace leanchan::bench {
+namespace {
+
+constexpr std::size_t kMessagesPerIteration = 1 << 15;
+
+template <class Design, std::size_t S>
+void throughput(benchmark::State& state, int producers, std::size_t capacity) {
+  const std::size_t per_producer = kMessagesPerIteration / static_cast<std::size_t>(producers);
+  const std::size_t total = per_producer * static_cast<std::size_t>(producers);
+  for (auto _ : state) {
+    auto [tx, rx] = Design::template make<Message<S>>(capacity);
+    std::vector<std::thread> threads;
+    threads.reserve(static_cast<std::size_t>(producers));
+    for (int p = 0; p < producers; ++p) {
+      threads.emplace_back([sender = tx, per_producer]() mutable {
+        for (std::size_t i = 0; i < per_producer; ++i) {
+          auto result = sender.send(Message<S>{});
+          benchmark::DoNotOptimize(result);
+        }
+      });
+    }
+    for (std::size_t i = 0; i < total; ++i) {
+      auto message = rx.recv();
+      benchmark::DoNotOptimize(message);
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * total));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * total * S));
+}
+
+// One round trip per iteration: A -> echo thread -> A, over two capacity-1
+// channels. A message whose byte 0 is 1 stops the echo thread.
+template <class Design, std::size_t S>
+void pingpong(benchmark::State& state) {
+  auto [to_echo, echo_in] = Design::template make<Message<S>>(1);
+  auto [echo_out, from_echo] = Design::template make<Message<S>>(1);
+  std::thread echo([in = std::move(echo_in), out = std::move(echo_out)]() mutable {
+    for (;;) {
+      auto message = in.recv();
+      if (!message || message->bytes[0] == 1) return;
+      (void)out.send(std::move(*message));
+    }
+  });
+  for (auto _ : state) {
+    (void)to_echo.send(Message<S>{});
+    auto reply = from_echo.recv();
+    benchmark::DoNotOptimize(reply);
+  }
+  Message<S> stop;
+  stop.bytes[0] = 1;
+  (void)to_echo.send(stop);
+  echo.join();
+}
+
+template <class Design, std::size_t S>
+void register_design_size() {
+  for (int producers : {1, 4}) {
+    for (std::size_t capacity : {std::size_t{1}, std::size_t{16}, std::size_t{1024}}) {
+      const std::string name = "throughput/" + Design::name() + "/producers:" +
+                               std::to_string(producers) + "/msg:" + std::to_string(S) +
+                               "/cap:" + std::to_string(capacity);
+      benchmark::RegisterBenchmark(name.c_str(), [producers, capacity](benchmark::State& state) {
+        throughput<Design, S>(state, producers, capacity);
+      })->UseRealTime()->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+template <class Design>
+void register_design() {
+  register_design_size<Design, 8>();
+  register_design_size<Design, 24>();
+  register_design_size<Design, 128>();
+  register_design_size<Design, 1024>();
+  for (std::size_t size : {8, 24}) {
+    const std::string name = "pingpong/" + Design::name() + "/msg:" + std::to_string(size);
+    if (size == 8) {
+      benchmark::RegisterBenchmark(name.c_str(), pingpong<Design, 8>)->UseRealTime();
+    } else {
+      benchmark::RegisterBenchmark(name.c_str(), pingpong<Design, 24>)->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leanchan::bench
+
+int main(int argc, char** argv) {
+  using namespace leanchan::bench;
+  register_design<TokioStyle>();
+  register_design<Leanchan<1>>();
+  register_design<Leanchan<4>>();
+  register_design<Leanchan<8>>();
+  register_design<Leanchan<32>>();
+#if defined(LEANCHAN_HAVE_TBB)
+  register_design<Tbb>();
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  RatioReporter reporter(TokioStyle::name());
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintRatios();
+  benchmark::Shutdown();
+  return 0;
+}
