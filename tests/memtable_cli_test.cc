@@ -17,7 +17,10 @@ struct CliResult {
 };
 
 CliResult run_memtable(const std::string& arguments) {
-  const std::string log = ::testing::TempDir() + "memtable_cli_output.txt";
+  // One file per test: ctest runs these tests in parallel processes.
+  const std::string log = ::testing::TempDir() + "memtable_cli_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                          ".txt";
   const std::string command =
       std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + " > " + log + " 2>&1";
   const int status = std::system(command.c_str());
