@@ -13,7 +13,8 @@ namespace {
 constexpr std::uint32_t kLocked = 1;
 constexpr std::uint32_t kContended = 2;
 constexpr std::uint32_t kTagShift = 2;
-constexpr int kLockSpins = 64;  // bounded: after this the waiter sleeps
+constexpr int kLockSpins = 64;   // bounded: after this the waiter sleeps
+constexpr int kOpenSpins = 256;  // bounded wait for a lock holder before queueing
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -130,9 +131,17 @@ std::size_t ChannelState::live_blocks_locked() const noexcept {
 
 BlockHeader* ChannelState::open_block(std::uint64_t block_number,
                                       const BlockLayout& layout) noexcept {
-  // Step 5.
-  lock_list();
+  // Step 5. While another thread holds the lock (usually a sender opening
+  // this very block, or the receiver finishing one), wait briefly for it and
+  // retry the lock-free read: queueing on the lock would put every sender of
+  // the block to sleep, one futex round trip each.
   const std::uint32_t target = block_tag(block_number);
+  for (int spin = 0; spin < kOpenSpins; ++spin) {
+    if (BlockHeader* block = tail_if_numbered(target)) return block;
+    if ((list_word_.load(std::memory_order_relaxed) & kLocked) == 0) break;
+    cpu_relax();
+  }
+  lock_list();
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
     // 5a. The first block ever. Nothing has been received yet (there was
@@ -152,7 +161,7 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
       // The spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else if (tail == head_.load(std::memory_order_relaxed) &&
-               tag_distance(block_tag(rx_index_.load(std::memory_order_acquire) / layout.slots),
+               tag_distance(block_tag(rx_index_.load(std::memory_order_relaxed) / layout.slots),
                             tail_tag) == 1) {
       // 5c. The only block is fully consumed: reuse it in place. No sender can
       // hold it (none has an unconsumed slot there) and the receiver reads
@@ -227,8 +236,11 @@ BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
 }
 
 void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-  // Step 9.
+  // Step 9. Publishing the index under the lock is what lets a sender reuse
+  // this block in place (step 5c): the lock orders the receiver's moves out
+  // of the block before the sender's writes into it.
   lock_list();
+  rx_index_.store((block_number + 1) * layout.slots, std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
   BlockHeader* head = head_.load(std::memory_order_relaxed);

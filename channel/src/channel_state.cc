@@ -5,6 +5,17 @@
 #include "leanchan/internal/channel_state.h"
 
 namespace leanchan::internal {
+namespace {
+
+constexpr int kPermitSpins = 128;  // bounded: after this the sender sleeps
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
 
 PermitOutcome ChannelState::try_acquire_permit() noexcept {
   // relaxed: a permit publishes nothing. Whatever the new holder later touches
@@ -25,6 +36,14 @@ PermitOutcome ChannelState::try_acquire_permit() noexcept {
 PermitOutcome ChannelState::acquire_permit(const Deadline* deadline) noexcept {
   for (;;) {
     PermitOutcome outcome = try_acquire_permit();
+    // A full channel usually frees a slot within a receive or two: watch the
+    // word briefly (bounded) before paying a sleep and a wake.
+    for (int spin = 0; outcome == PermitOutcome::kFull && spin < kPermitSpins; ++spin) {
+      cpu_relax();
+      if (permit_word_.load(std::memory_order_relaxed) / kUsedUnit < capacity_) {
+        outcome = try_acquire_permit();
+      }
+    }
     if (outcome != PermitOutcome::kFull) return outcome;
     // Step 2. seq_cst on the announcement and the re-read pairs with
     // release_permit's seq_cst decrement and waiter load (Dekker): either the

@@ -22,6 +22,7 @@
 #include <cassert>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -40,11 +41,13 @@ class Receiver {
   using Ops = internal::ChannelOps<T, BlockSize>;
 
  public:
-  Receiver(Receiver&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  Receiver(Receiver&& other) noexcept
+      : state_(std::exchange(other.state_, nullptr)), index_(other.index_) {}
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       reset();
       state_ = std::exchange(other.state_, nullptr);
+      index_ = other.index_;
     }
     return *this;
   }
@@ -67,11 +70,11 @@ class Receiver {
   // ended. Never sleeps.
   RecvResult<T> try_recv() noexcept {
     std::optional<T> value;
-    if (Ops::try_take(*state(), value)) return RecvResult<T>::success(std::move(*value));
+    if (Ops::try_take(*state(), index_, value)) return RecvResult<T>::success(std::move(*value));
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
     if (state_->is_finished()) {
-      if (Ops::try_take(*state_, value)) return RecvResult<T>::success(std::move(*value));
+      if (Ops::try_take(*state_, index_, value)) return RecvResult<T>::success(std::move(*value));
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
     return RecvResult<T>::failure(RecvStatus::kEmpty);
@@ -105,7 +108,7 @@ class Receiver {
     std::size_t count = 1;
     while (count < limit) {
       std::optional<T> value;
-      if (!Ops::try_take(*state_, value)) break;
+      if (!Ops::try_take(*state_, index_, value)) break;
       out.push_back(std::move(*value));
       ++count;
     }
@@ -119,7 +122,7 @@ class Receiver {
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
-    return static_cast<std::size_t>(state()->tail_position() - state_->rx_index());
+    return static_cast<std::size_t>(state()->tail_position() - index_);
   }
   bool is_empty() const noexcept { return len() == 0; }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
@@ -141,17 +144,17 @@ class Receiver {
   RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
     internal::ChannelState& state = *this->state();
     for (;;) {
-      if (Ops::try_take(state, out)) return RecvStatus::kOk;
+      if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
       state.announce_receiver_wait();
-      if (Ops::try_take(state, out)) return RecvStatus::kOk;
+      if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
       if (state.is_finished()) {
         // Nothing queued and nothing can come; one last take covers a
         // message published between the two checks above.
-        if (Ops::try_take(state, out)) return RecvStatus::kOk;
+        if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
         return RecvStatus::kDisconnected;
       }
       if (!state.receiver_sleep(deadline)) {
-        if (Ops::try_take(state, out)) return RecvStatus::kOk;
+        if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
         return state.is_finished() ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
       }
     }
@@ -163,12 +166,16 @@ class Receiver {
     state->close();
     for (;;) {
       std::optional<T> queued;  // destroyed at the end of each iteration
-      if (!Ops::try_take(*state, queued)) break;
+      if (!Ops::try_take(*state, index_, queued)) break;
     }
+    // Messages still arriving through permits start here; the last handle
+    // destroys them.
+    state->publish_rx_index(index_);
     Ops::release_handle(state);
   }
 
   internal::ChannelState* state_;
+  std::uint64_t index_ = 0;  // position of the next message to take (step 7)
 };
 
 }  // namespace leanchan

@@ -56,8 +56,10 @@ struct ChannelOps {
 
   // Step 7. Receiver thread only. Moves the next message into `out` (which
   // must be empty; T need not be assignable) if it is published.
-  static bool try_take(ChannelState& state, std::optional<T>& out) noexcept {
-    const std::uint64_t index = state.rx_index();
+  // `index` is the receiver's own position, advanced on success.
+  static bool try_take(ChannelState& state, std::uint64_t& rx_index,
+                       std::optional<T>& out) noexcept {
+    const std::uint64_t index = rx_index;
     // Nothing claimed past the index: nothing to take, and no lock needed.
     // (A claim that races this load is seen by the re-check of step 11.)
     if (index == state.tail_position()) return false;
@@ -79,7 +81,7 @@ struct ChannelOps {
     T* stored = std::launder(Shape::slot(block, slot));
     out.emplace(std::move(*stored));
     stored->~T();
-    state.set_rx_index(index + 1);
+    rx_index = index + 1;
     if (slot == BlockSize - 1) {
       state.finish_block(number, kLayout);  // step 9
     } else if (state.may_have_spare() && index + 1 == state.tail_position()) {
@@ -90,11 +92,12 @@ struct ChannelOps {
   }
 
   // Last handle only: no other thread can touch the channel, and every
-  // claimed slot has been written (senders and permits are all gone).
+  // claimed slot has been written (senders and permits are all gone). The
+  // receiver published its final index when it went.
   static void destroy(ChannelState* state) noexcept {
     const std::uint64_t end = state->tail_position();
     BlockHeader* block = state->head();
-    for (std::uint64_t index = state->rx_index(); index < end; ++index) {
+    for (std::uint64_t index = state->published_rx_index(); index < end; ++index) {
       const std::uint32_t tag = block_tag(index / BlockSize);
       while (block->number.load(std::memory_order_relaxed) != tag) block = block->next;
       const auto slot = static_cast<std::uint32_t>(index % BlockSize);

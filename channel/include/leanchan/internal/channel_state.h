@@ -20,7 +20,9 @@
 //   head_           list-lock holders (the receiver retiring blocks; the
 //                   sender that opens the very first block) / the receiver,
 //                   also without the lock
-//   rx_index_       receiver (release) / list-lock holders (acquire)
+//   rx_index_       the receiver's index as of its last finished block (written
+//                   under the lock) or its destruction / list-lock holders,
+//                   the last handle
 //   senders_        strong senders + live permits; 0 means no more sends ever
 //   handles_        every handle holding a pointer here; the last one frees
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
@@ -91,11 +93,17 @@ class ChannelState {
     // first block, so the receiver sees that block's header initialised.
     return head_.load(std::memory_order_acquire);
   }
-  std::uint64_t rx_index() const noexcept { return rx_index_.load(std::memory_order_relaxed); }
-  void set_rx_index(std::uint64_t index) noexcept {
-    // release: a list-lock holder that reads this index (acquire) to reuse a
-    // block in place also sees that the receiver moved the values out.
-    rx_index_.store(index, std::memory_order_release);
+  // The receiver's own index lives in the Receiver handle, so that taking a
+  // message writes nothing to this shared cache line but the permit word.
+  // Here it is published only when a block is finished (step 9) and when
+  // the receiver goes (for the last handle's destruction).
+  std::uint64_t published_rx_index() const noexcept {
+    return rx_index_.load(std::memory_order_relaxed);
+  }
+  void publish_rx_index(std::uint64_t index) noexcept {
+    // relaxed: read under the list lock, or by the last handle after the
+    // handle count's acq_rel; both carry the ordering.
+    rx_index_.store(index, std::memory_order_relaxed);
   }
   std::uint64_t tail_position() const noexcept {
     // seq_cst: the receiver's "nothing claimed" check is part of the
