@@ -1,13 +1,15 @@
 // The bound, the waits and the reference counts of a channel (docs/design.md
 // steps 1, 6, 11 and "Lifetime"). The block list lives in block_list.cc.
 #include <climits>
+#include <thread>
 
 #include "leanchan/internal/channel_state.h"
 
 namespace leanchan::internal {
 namespace {
 
-constexpr int kPermitSpins = 128;  // bounded: after this the sender sleeps
+constexpr int kPermitSpins = 64;   // bounded: pause-spins, then
+constexpr int kPermitYields = 16;  // yields, then the sender sleeps
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -37,9 +39,16 @@ PermitOutcome ChannelState::acquire_permit(const Deadline* deadline) noexcept {
   for (;;) {
     PermitOutcome outcome = try_acquire_permit();
     // A full channel usually frees a slot within a receive or two: watch the
-    // word briefly (bounded) before paying a sleep and a wake.
-    for (int spin = 0; outcome == PermitOutcome::kFull && spin < kPermitSpins; ++spin) {
-      cpu_relax();
+    // word briefly (bounded) before paying a sleep and a wake. The later
+    // rounds yield the processor instead of spinning, so that on a machine
+    // with more threads than cores the receiver gets to run.
+    for (int spin = 0; outcome == PermitOutcome::kFull && spin < kPermitSpins + kPermitYields;
+         ++spin) {
+      if (spin < kPermitSpins) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
       if (permit_word_.load(std::memory_order_relaxed) / kUsedUnit < capacity_) {
         outcome = try_acquire_permit();
       }
@@ -105,6 +114,19 @@ void ChannelState::notify_receiver() noexcept {
       rx_event_.exchange(0, std::memory_order_seq_cst) != 0) {
     futex_wake(rx_event_, 1);
   }
+}
+
+bool ChannelState::await_claim_briefly(std::uint64_t index) const noexcept {
+  // relaxed: only a hint; the caller's take re-reads with the real orders.
+  for (int spin = 0; spin < kPermitSpins + kPermitYields; ++spin) {
+    if (tail_position_.load(std::memory_order_relaxed) != index) return true;
+    if (spin < kPermitSpins) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return false;
 }
 
 void ChannelState::announce_receiver_wait() noexcept {

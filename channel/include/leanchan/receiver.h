@@ -145,6 +145,11 @@ class Receiver {
     internal::ChannelState& state = *this->state();
     for (;;) {
       if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
+      // A message is often a moment away: watch for it (bounded) first.
+      if (!state.is_finished() && state.await_claim_briefly(index_) &&
+          Ops::try_take(state, index_, out)) {
+        return RecvStatus::kOk;
+      }
       state.announce_receiver_wait();
       if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
       if (state.is_finished()) {

@@ -119,6 +119,9 @@ class ChannelState {
   void release_spare_if_any(const BlockLayout& layout) noexcept;
   bool may_have_spare() const noexcept { return (receiver_flags_ & kMayHaveSpare) != 0; }
 
+  // Before sleeping (step 11), watches briefly (bounded spins, then yields)
+  // for a position past `index` to be claimed. True if one was.
+  bool await_claim_briefly(std::uint64_t index) const noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep.
   void announce_receiver_wait() noexcept;
   // Sleeps until a sender wakes the receiver or `deadline`; false on timeout.
