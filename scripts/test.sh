@@ -13,9 +13,9 @@ mode="${1:-release}"
 jobs="$(nproc)"
 case "$mode" in
   release) build=build; flags=(); scale="${LEANCHAN_STRESS_SCALE:-1}" ;;
-  asan) build=build-asan; flags=("-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF)
+  asan) build=build-asan; flags=("-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}" ;;
-  tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF)
+  tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.1}" ;;
   *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
 esac
