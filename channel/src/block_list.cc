@@ -161,7 +161,7 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
       // The spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else if (tail == head_.load(std::memory_order_relaxed) &&
-               tag_distance(block_tag(rx_index_.load(std::memory_order_relaxed) / layout.slots),
+               tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask,
                             tail_tag) == 1) {
       // 5c. The only block is fully consumed: reuse it in place. No sender can
       // hold it (none has an unconsumed slot there) and the receiver reads
@@ -201,7 +201,7 @@ void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     tail->next = old;
-    receiver_flags_ |= kMayHaveSpare;
+    rx_block_word_.fetch_or(kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
   } else {
     delete_block(old, layout);
   }
@@ -213,7 +213,7 @@ void ChannelState::free_spare_locked(const BlockLayout& layout) noexcept {
     delete_block(tail->next, layout);
     tail->next = nullptr;
   }
-  receiver_flags_ &= ~kMayHaveSpare;
+  rx_block_word_.fetch_and(~kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
 }
 
 BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
@@ -240,7 +240,10 @@ void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& l
   // this block in place (step 5c): the lock orders the receiver's moves out
   // of the block before the sender's writes into it.
   lock_list();
-  rx_index_.store((block_number + 1) * layout.slots, std::memory_order_relaxed);
+  // relaxed: read only under the lock.
+  rx_block_word_.store((rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) |
+                           block_tag(block_number + 1),
+                       std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
@@ -260,6 +263,26 @@ void ChannelState::release_spare_if_any(const BlockLayout& layout) noexcept {
   // Step 10.
   lock_list();
   free_spare_locked(layout);
+  unlock_list();
+}
+
+void ChannelState::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
+  lock_list();
+  const std::uint32_t current = block_tag(index / layout.slots);
+  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;
+       block = block == tail ? nullptr : block->next) {
+    const std::uint32_t tag = block->number.load(std::memory_order_relaxed);
+    if (tag_is_after(current, tag)) {
+      block->ready.store(0, std::memory_order_relaxed);  // fully consumed
+    } else if (tag == current) {
+      // relaxed RMW: senders may set other bits of this word concurrently.
+      const auto consumed = (std::uint32_t{1} << (index % layout.slots)) - 1;
+      block->ready.fetch_and(~consumed, std::memory_order_relaxed);
+    } else {
+      break;
+    }
+  }
   unlock_list();
 }
 

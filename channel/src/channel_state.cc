@@ -75,9 +75,11 @@ PermitOutcome ChannelState::acquire_permit(const Deadline* deadline) noexcept {
 }
 
 void ChannelState::release_permit() noexcept {
-  // seq_cst: see acquire_permit (Dekker with the waiter count).
+  // seq_cst: see acquire_permit and arm_send (Dekker with the waiter count).
   permit_word_.fetch_sub(kUsedUnit, std::memory_order_seq_cst);
-  if (tx_waiters_.load(std::memory_order_seq_cst) != 0) futex_wake(permit_word_, 1);
+  const std::uint32_t waiters = tx_waiters_.load(std::memory_order_seq_cst);
+  if ((waiters & kSleepingMask) != 0) futex_wake(permit_word_, 1);
+  if (waiters >= kArmedUnit) fire_send_nodes(false);
 }
 
 std::uint32_t ChannelState::free_slots() const noexcept {
@@ -90,7 +92,9 @@ void ChannelState::close() noexcept {
   // (step 2). A sender that announced itself before this load is woken; one
   // that announces later re-reads the word and sees the closed bit.
   permit_word_.fetch_or(kClosedBit, std::memory_order_seq_cst);
-  if (tx_waiters_.load(std::memory_order_seq_cst) != 0) futex_wake(permit_word_, INT_MAX);
+  const std::uint32_t waiters = tx_waiters_.load(std::memory_order_seq_cst);
+  if ((waiters & kSleepingMask) != 0) futex_wake(permit_word_, INT_MAX);
+  if (waiters >= kArmedUnit) fire_send_nodes(true);
 }
 
 bool ChannelState::is_finished() const noexcept {
@@ -109,10 +113,19 @@ bool ChannelState::is_finished() const noexcept {
 void ChannelState::notify_receiver() noexcept {
   // seq_cst: the sender's publishing RMW (ready bit, sender count or permit
   // word) precedes this load in the single total order, and the receiver's
-  // announcement precedes its re-check: one of the two sees the other.
-  if (rx_event_.load(std::memory_order_seq_cst) != 0 &&
-      rx_event_.exchange(0, std::memory_order_seq_cst) != 0) {
-    futex_wake(rx_event_, 1);
+  // announcement (or arming) precedes its re-check: one of the two sees the
+  // other.
+  std::uint32_t event = rx_event_.load(std::memory_order_seq_cst);
+  while (event == kRxSleeping || event == kRxArmed) {
+    const std::uint32_t next = event == kRxSleeping ? kRxIdle : kRxFiring;
+    if (rx_event_.compare_exchange_weak(event, next, std::memory_order_seq_cst)) {
+      if (event == kRxSleeping) {
+        futex_wake(rx_event_, 1);
+      } else {
+        fire_receive_node();
+      }
+      return;
+    }
   }
 }
 
@@ -130,7 +143,8 @@ bool ChannelState::await_claim_briefly(std::uint64_t index) const noexcept {
 }
 
 void ChannelState::announce_receiver_wait() noexcept {
-  rx_event_.store(1, std::memory_order_seq_cst);  // seq_cst: see notify_receiver
+  disarm_receive();
+  rx_event_.store(kRxSleeping, std::memory_order_seq_cst);  // seq_cst: see notify_receiver
 }
 
 bool ChannelState::receiver_sleep(const Deadline* deadline) noexcept {

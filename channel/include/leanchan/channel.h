@@ -40,6 +40,7 @@
 
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/notifier.h"
 #include "leanchan/receiver.h"
 #include "leanchan/sender.h"
 #include "leanchan/status.h"

@@ -29,6 +29,7 @@
 
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/notifier.h"
 #include "leanchan/status.h"
 
 namespace leanchan {
@@ -42,12 +43,15 @@ class Receiver {
 
  public:
   Receiver(Receiver&& other) noexcept
-      : state_(std::exchange(other.state_, nullptr)), index_(other.index_) {}
+      : state_(std::exchange(other.state_, nullptr)),
+        index_(other.index_),
+        has_notifier_(std::exchange(other.has_notifier_, false)) {}
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       reset();
       state_ = std::exchange(other.state_, nullptr);
       index_ = other.index_;
+      has_notifier_ = std::exchange(other.has_notifier_, false);
     }
     return *this;
   }
@@ -120,6 +124,32 @@ class Receiver {
   // deliverable. Idempotent.
   void close() noexcept { state()->close(); }
 
+  // ---- Readiness (leanchan/notifier.h) --------------------------------------
+  // Attaches `notifier` (replacing any other). It must outlive the
+  // attachment; the receiver's destruction detaches it.
+  void set_notifier(Notifier& notifier) noexcept {
+    state()->attach_receive_node(&notifier.node_);
+    has_notifier_ = true;
+  }
+  // Detaches the notifier; when this returns its callback is not running and
+  // will not be called. No-op without one.
+  void clear_notifier() noexcept {
+    if (!has_notifier_) return;
+    state()->detach_receive_node();
+    has_notifier_ = false;
+  }
+  // True if a message (or the end) is there now. Otherwise arms the
+  // attached notifier, one-shot, and returns false. A blocking receive
+  // (recv, recv_for, recv_until, recv_many) disarms it. O(1), lock-free.
+  // Precondition: a notifier is attached.
+  bool arm_notifier() noexcept {
+    assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
+    return state()->arm_receive(index_);
+  }
+  // Cancels an armed notifier; true if it had not fired. When this returns
+  // its callback is not running.
+  bool disarm_notifier() noexcept { return state()->disarm_receive(); }
+
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
     return static_cast<std::size_t>(state()->tail_position() - index_);
@@ -168,19 +198,21 @@ class Receiver {
   void reset() noexcept {
     internal::ChannelState* state = std::exchange(state_, nullptr);
     if (state == nullptr) return;
+    if (has_notifier_) state->detach_receive_node();
+    has_notifier_ = false;
     state->close();
     for (;;) {
       std::optional<T> queued;  // destroyed at the end of each iteration
       if (!Ops::try_take(*state, index_, queued)) break;
     }
-    // Messages still arriving through permits start here; the last handle
-    // destroys them.
-    state->publish_rx_index(index_);
+    // What arrives later through permits is destroyed by the last handle.
+    state->forget_consumed(index_, Ops::kLayout);
     Ops::release_handle(state);
   }
 
   internal::ChannelState* state_;
   std::uint64_t index_ = 0;  // position of the next message to take (step 7)
+  bool has_notifier_ = false;
 };
 
 }  // namespace leanchan

@@ -27,6 +27,7 @@
 
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/notifier.h"
 #include "leanchan/status.h"
 
 namespace leanchan {
@@ -154,6 +155,20 @@ class Sender {
   // Reserves one slot only if one is free now (status() kFull or kClosed).
   Permit<T, BlockSize> try_reserve() noexcept {
     return make_permit(state()->try_acquire_permit());
+  }
+
+  // ---- Readiness (leanchan/notifier.h) --------------------------------------
+  // True if a slot is free (or the channel is closed) now. Otherwise arms
+  // `notifier`, one-shot: it is called when a slot frees (on the receiving
+  // thread) or the channel closes. Any number of senders may arm their own.
+  // Takes the channel's list lock briefly; allocates nothing.
+  bool notify_when_room(Notifier& notifier) noexcept {
+    return state()->arm_send(&notifier.node_);
+  }
+  // Cancels an armed `notifier`; true if it had not fired. When this returns
+  // its callback is not running.
+  bool cancel_notify(Notifier& notifier) noexcept {
+    return state()->cancel_send(&notifier.node_);
   }
 
   // True once the receiver has closed the channel or been destroyed.

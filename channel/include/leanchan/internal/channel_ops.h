@@ -93,16 +93,17 @@ struct ChannelOps {
 
   // Last handle only: no other thread can touch the channel, and every
   // claimed slot has been written (senders and permits are all gone). The
-  // receiver published its final index when it went.
+  // receiver cleared the ready bits of what it consumed (forget_consumed),
+  // so every set bit is a message still queued.
   static void destroy(ChannelState* state) noexcept {
-    const std::uint64_t end = state->tail_position();
-    BlockHeader* block = state->head();
-    for (std::uint64_t index = state->published_rx_index(); index < end; ++index) {
-      const std::uint32_t tag = block_tag(index / BlockSize);
-      while (block->number.load(std::memory_order_relaxed) != tag) block = block->next;
-      const auto slot = static_cast<std::uint32_t>(index % BlockSize);
-      if ((block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0) {
-        std::launder(Shape::slot(block, slot))->~T();
+    const BlockHeader* tail = state->tail_block();
+    for (BlockHeader* block = state->head(); block != nullptr;
+         block = block == tail ? nullptr : block->next) {
+      std::uint32_t bits = block->ready.load(std::memory_order_relaxed);
+      while (bits != 0) {
+        const int slot = __builtin_ctz(bits);
+        bits &= bits - 1;
+        std::launder(Shape::slot(block, static_cast<std::size_t>(slot)))->~T();
       }
     }
     state->free_all_blocks(kLayout);

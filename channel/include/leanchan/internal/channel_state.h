@@ -14,15 +14,17 @@
 //                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
 //   permit_word_    senders (reserve), receiver (release, close)
 //                   bits: [31..1] slots in use (queued + reserved) | [0] closed
-//   tx_waiters_     senders sleeping on permit_word_ (count)
-//   rx_event_       1 while the receiver sleeps or is about to; a sender that
-//                   sees 1 swaps in 0 and wakes it
+//   tx_waiters_     senders sleeping on permit_word_ (low 16 bits) and armed
+//                   send notifiers (high 16 bits)
+//   rx_event_       1 while the receiver sleeps or is about to (a sender that
+//                   sees 1 swaps in 0 and wakes it); 2..4 for its notifier
 //   head_           list-lock holders (the receiver retiring blocks; the
 //                   sender that opens the very first block) / the receiver,
 //                   also without the lock
-//   rx_index_       the receiver's index as of its last finished block (written
-//                   under the lock) or its destruction / list-lock holders,
-//                   the last handle
+//   rx_block_word_  the receiver, under the lock / list-lock holders
+//                   bits: [29..0] tag of the block the receiver reads, as of
+//                   its last finished block | [30] it may keep a spare
+//   waiters_        list-lock holders: the readiness nodes (readiness.h)
 //   senders_        strong senders + live permits; 0 means no more sends ever
 //   handles_        every handle holding a pointer here; the last one frees
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
@@ -34,6 +36,7 @@
 
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/internal/wait_node.h"
 
 namespace leanchan::internal {
 
@@ -42,6 +45,10 @@ enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut }
 class ChannelState {
  public:
   static constexpr std::uint32_t kClosedBit = 1;
+  // tx_waiters_: [15..0] senders sleeping on the permit word | [31..16] armed
+  // send notifiers.
+  static constexpr std::uint32_t kSleepingMask = 0xffff;
+  static constexpr std::uint32_t kArmedUnit = 0x10000;
   static constexpr std::uint32_t kUsedUnit = 2;  // permit_word_ counts in steps of 2
 
   explicit ChannelState(std::uint32_t capacity) noexcept : capacity_(capacity) {}
@@ -88,6 +95,8 @@ class ChannelState {
   void notify_receiver() noexcept;
 
   // ---- Receiving (steps 7-10); receiver thread only ------------------------
+  // For the last handle only (no other thread left).
+  BlockHeader* tail_block() const noexcept { return tail_block_.load(std::memory_order_relaxed); }
   BlockHeader* head() const noexcept {
     // acquire: pairs with the release store of the sender that installed the
     // first block, so the receiver sees that block's header initialised.
@@ -95,16 +104,7 @@ class ChannelState {
   }
   // The receiver's own index lives in the Receiver handle, so that taking a
   // message writes nothing to this shared cache line but the permit word.
-  // Here it is published only when a block is finished (step 9) and when
-  // the receiver goes (for the last handle's destruction).
-  std::uint64_t published_rx_index() const noexcept {
-    return rx_index_.load(std::memory_order_relaxed);
-  }
-  void publish_rx_index(std::uint64_t index) noexcept {
-    // relaxed: read under the list lock, or by the last handle after the
-    // handle count's acq_rel; both carry the ordering.
-    rx_index_.store(index, std::memory_order_relaxed);
-  }
+  // The channel learns the receiver's progress once per block (step 9).
   std::uint64_t tail_position() const noexcept {
     // seq_cst: the receiver's "nothing claimed" check is part of the
     // re-check after announcing a wait (step 11); see claim_position.
@@ -117,15 +117,41 @@ class ChannelState {
   void finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
   // Step 10: the channel looked drained; give back the spare block, if kept.
   void release_spare_if_any(const BlockLayout& layout) noexcept;
-  bool may_have_spare() const noexcept { return (receiver_flags_ & kMayHaveSpare) != 0; }
+  bool may_have_spare() const noexcept {
+    // relaxed: written only under the lock by this (the receiver's) thread.
+    return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;
+  }
+  // The receiver goes: under the lock, clears the ready bits of the slots it
+  // consumed (positions before `index`), so that the last handle destroys
+  // exactly the messages still queued: those whose bit is set.
+  void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
   // for a position past `index` to be claimed. True if one was.
   bool await_claim_briefly(std::uint64_t index) const noexcept;
-  // Receiver sleeping (step 11): announce, re-check, then sleep.
+  // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
+  // disarms a receive notifier first.
   void announce_receiver_wait() noexcept;
   // Sleeps until a sender wakes the receiver or `deadline`; false on timeout.
   bool receiver_sleep(const Deadline* deadline) noexcept;
+
+  // ---- Readiness (docs/design.md "Readiness") ------------------------------
+  // rx_event_ values: 0 idle, 1 receiver sleeping, 2 notifier armed,
+  // 3 notifier firing, 4 firing while the receiver waits for it to end.
+  void attach_receive_node(WaitNode* node) noexcept;
+  void detach_receive_node() noexcept;
+  // Arms the receive node; true (and not armed) if a message is claimed past
+  // `index` or the channel has ended already.
+  bool arm_receive(std::uint64_t index) noexcept;
+  // True if an armed notifier was cancelled before firing; false if it was
+  // not armed or has fired (this waits until its callback has returned).
+  bool disarm_receive() noexcept;
+  // Arms a send node; true (and not armed, or already fired) if there is
+  // room or the channel is closed now.
+  bool arm_send(WaitNode* node) noexcept;
+  // True if the node was unlinked before firing; false if it had fired or
+  // was not armed (this waits until its callback has returned).
+  bool cancel_send(WaitNode* node) noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
   void add_sender() noexcept;
@@ -141,7 +167,12 @@ class ChannelState {
   std::size_t memory_usage(const BlockLayout& layout) const noexcept;
 
  private:
-  static constexpr std::uint32_t kMayHaveSpare = 1;
+  static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
+  static constexpr std::uint32_t kRxIdle = 0;
+  static constexpr std::uint32_t kRxSleeping = 1;
+  static constexpr std::uint32_t kRxArmed = 2;
+  static constexpr std::uint32_t kRxFiring = 3;
+  static constexpr std::uint32_t kRxFiringAwaited = 4;
 
   void lock_list() const noexcept;
   void unlock_list() const noexcept;
@@ -149,6 +180,8 @@ class ChannelState {
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
   void retire_head_locked(const BlockLayout& layout) noexcept;
   void free_spare_locked(const BlockLayout& layout) noexcept;
+  void fire_send_nodes(bool all) noexcept;
+  void fire_receive_node() noexcept;
   std::size_t live_blocks_locked() const noexcept;
   std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
@@ -161,12 +194,12 @@ class ChannelState {
   std::atomic<std::uint32_t> rx_event_{0};
   // Receiver-side words.
   std::atomic<BlockHeader*> head_{nullptr};
-  std::atomic<std::uint64_t> rx_index_{0};
+  std::atomic<WaitNode*> waiters_{nullptr};
   // Lifetime.
   std::atomic<std::uint32_t> senders_{1};
   std::atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
   const std::uint32_t capacity_;
-  std::uint32_t receiver_flags_ = 0;  // receiver only (written under the lock)
+  std::atomic<std::uint32_t> rx_block_word_{0};
 };
 
 static_assert(sizeof(ChannelState) <= 64,

@@ -1,0 +1,62 @@
+// leanchan/notifier.h: readiness callbacks, so that one thread can serve many
+// channels (an event loop) instead of blocking a thread on each.
+//
+//   leanchan::Notifier notifier(&on_ready, &my_service);  // owned by you
+//   rx.set_notifier(notifier);
+//   for (;;) {                       // in the event loop, when told "ready":
+//     while (auto r = rx.try_recv(); r.ok()) handle(std::move(r).value());
+//     if (!rx.arm_notifier()) break; // armed: on_ready(&my_service) comes later
+//   }                                // (true: something arrived meanwhile)
+//
+// A Notifier is a function pointer and its argument, plus the links the
+// channel needs: 40 bytes, never allocated by the channel. Arming and firing
+// allocate nothing and take no lock on the receive side; a send notifier is
+// linked into the channel's waiter list under its small lock.
+//
+// Contract:
+// - One-shot: an armed notifier is called at most once, then must be armed
+//   again. Calls may be spurious (nothing left to take); none is lost: if
+//   arming returns false, the callback will run after the next message is
+//   published, the last sender or permit goes, or (send side) a slot frees
+//   or the channel closes.
+// - The callback runs on the thread that caused it (a sender, or the
+//   receiver for send notifiers), outside every channel lock. It must be
+//   short and must not call back into this channel's notifier functions.
+// - A notifier must stay alive while attached or armed. clear_notifier()
+//   and cancel_notify() return only once its callback is not running.
+#ifndef LEANCHAN_NOTIFIER_H_
+#define LEANCHAN_NOTIFIER_H_
+
+#include "leanchan/internal/wait_node.h"
+
+namespace leanchan {
+
+template <class T, std::size_t BlockSize>
+class Sender;
+template <class T, std::size_t BlockSize>
+class Receiver;
+
+class Notifier {
+ public:
+  using Callback = void (*)(void* context);
+
+  Notifier(Callback callback, void* context) noexcept {
+    node_.callback = callback;
+    node_.context = context;
+  }
+  Notifier(const Notifier&) = delete;
+  Notifier& operator=(const Notifier&) = delete;
+
+ private:
+  template <class T, std::size_t B>
+  friend class Sender;
+  template <class T, std::size_t B>
+  friend class Receiver;
+  internal::WaitNode node_;
+};
+
+static_assert(sizeof(Notifier) == 40, "docs/design.md states a notifier's size");
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_NOTIFIER_H_

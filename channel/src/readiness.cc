@@ -1,0 +1,167 @@
+// Readiness notifications (docs/design.md, "Readiness"): a receive notifier
+// armed through rx_event_, and send notifiers kept in the waiter list.
+#include <climits>
+
+#include "leanchan/internal/channel_state.h"
+
+namespace leanchan::internal {
+namespace {
+
+void link_back(std::atomic<WaitNode*>& head, WaitNode* node) noexcept {
+  WaitNode* last = head.load(std::memory_order_relaxed);
+  if (last == nullptr) {
+    node->prev = node->next = nullptr;
+    head.store(node, std::memory_order_relaxed);
+    return;
+  }
+  while (last->next != nullptr) last = last->next;
+  last->next = node;
+  node->prev = last;
+  node->next = nullptr;
+}
+
+void unlink(std::atomic<WaitNode*>& head, WaitNode* node) noexcept {
+  if (node->prev != nullptr) {
+    node->prev->next = node->next;
+  } else {
+    head.store(node->next, std::memory_order_relaxed);
+  }
+  if (node->next != nullptr) node->next->prev = node->prev;
+  node->next = node->prev = nullptr;
+}
+
+// Waits until a firing node's callback has returned.
+void await_callback(std::atomic<std::uint32_t>& state, std::uint32_t firing,
+                    std::uint32_t awaited) noexcept {
+  std::uint32_t value = state.load(std::memory_order_acquire);
+  while (value == firing || value == awaited) {
+    if (value == firing &&
+        !state.compare_exchange_weak(value, awaited, std::memory_order_acquire)) {
+      continue;
+    }
+    futex_wait(state, awaited, nullptr);
+    value = state.load(std::memory_order_acquire);
+  }
+}
+
+}  // namespace
+
+void ChannelState::attach_receive_node(WaitNode* node) noexcept {
+  detach_receive_node();
+  node->kind = WaitNode::Kind::kReceive;
+  lock_list();
+  // The receive node stays first, so firing finds it without a search.
+  WaitNode* first = waiters_.load(std::memory_order_relaxed);
+  node->prev = nullptr;
+  node->next = first;
+  if (first != nullptr) first->prev = node;
+  waiters_.store(node, std::memory_order_relaxed);
+  unlock_list();
+}
+
+void ChannelState::detach_receive_node() noexcept {
+  disarm_receive();
+  lock_list();
+  WaitNode* first = waiters_.load(std::memory_order_relaxed);
+  if (first != nullptr && first->kind == WaitNode::Kind::kReceive) unlink(waiters_, first);
+  unlock_list();
+}
+
+bool ChannelState::arm_receive(std::uint64_t index) noexcept {
+  // A firing from the previous arming may still be finishing: its last act
+  // resets rx_event_ to idle, which must not erase this arming. Wait it out
+  // (only the receiver arms, so no new firing can start meanwhile).
+  disarm_receive();
+  // seq_cst: the arming store and the re-check loads below pair with a
+  // sender's publishing RMW and its load in notify_receiver (Dekker).
+  rx_event_.store(kRxArmed, std::memory_order_seq_cst);
+  if (tail_position_.load(std::memory_order_seq_cst) != index || is_finished()) {
+    disarm_receive();
+    return true;
+  }
+  return false;
+}
+
+bool ChannelState::disarm_receive() noexcept {
+  std::uint32_t event = rx_event_.load(std::memory_order_acquire);
+  for (;;) {
+    if (event == kRxArmed) {
+      if (rx_event_.compare_exchange_weak(event, kRxIdle, std::memory_order_acq_rel)) return true;
+      continue;
+    }
+    if (event == kRxFiring || event == kRxFiringAwaited) {
+      // acquire: the callback's effects happen before the return below.
+      await_callback(rx_event_, kRxFiring, kRxFiringAwaited);
+      return false;
+    }
+    return false;  // idle (or sleeping: the receiver's own state)
+  }
+}
+
+void ChannelState::fire_receive_node() noexcept {
+  // rx_event_ is kRxFiring: the receiver's disarm waits for this call to
+  // end, so the node (first in the list) stays alive and linked.
+  lock_list();
+  WaitNode* node = waiters_.load(std::memory_order_relaxed);
+  unlock_list();
+  if (node != nullptr && node->kind == WaitNode::Kind::kReceive) node->callback(node->context);
+  // release: the callback happens-before a disarm that sees idle.
+  if (rx_event_.exchange(kRxIdle, std::memory_order_acq_rel) == kRxFiringAwaited) {
+    futex_wake(rx_event_, INT_MAX);
+  }
+}
+
+bool ChannelState::arm_send(WaitNode* node) noexcept {
+  // As in arm_receive: a firing of this node's previous arming ends by
+  // resetting its state, which must not erase this one.
+  await_callback(node->state, WaitNode::kFiring, WaitNode::kFiringAwaited);
+  node->kind = WaitNode::Kind::kSend;
+  lock_list();
+  link_back(waiters_, node);
+  node->state.store(WaitNode::kLinked, std::memory_order_relaxed);
+  unlock_list();
+  // seq_cst: Dekker with release_permit's decrement and waiter-count load.
+  tx_waiters_.fetch_add(ChannelState::kArmedUnit, std::memory_order_seq_cst);
+  const std::uint32_t word = permit_word_.load(std::memory_order_seq_cst);
+  if ((word & kClosedBit) != 0 || word / kUsedUnit < capacity_) {
+    cancel_send(node);  // if it fired meanwhile, its callback has run: fine
+    return true;
+  }
+  return false;
+}
+
+bool ChannelState::cancel_send(WaitNode* node) noexcept {
+  lock_list();
+  const bool linked = node->state.load(std::memory_order_relaxed) == WaitNode::kLinked;
+  if (linked) {
+    unlink(waiters_, node);
+    node->state.store(WaitNode::kIdle, std::memory_order_relaxed);
+    tx_waiters_.fetch_sub(ChannelState::kArmedUnit, std::memory_order_relaxed);  // relaxed: a hint count
+  }
+  unlock_list();
+  if (!linked) await_callback(node->state, WaitNode::kFiring, WaitNode::kFiringAwaited);
+  return linked;
+}
+
+void ChannelState::fire_send_nodes(bool all) noexcept {
+  do {
+    lock_list();
+    WaitNode* node = waiters_.load(std::memory_order_relaxed);
+    while (node != nullptr && node->kind != WaitNode::Kind::kSend) node = node->next;
+    if (node != nullptr) {
+      unlink(waiters_, node);
+      node->state.store(WaitNode::kFiring, std::memory_order_relaxed);
+      tx_waiters_.fetch_sub(ChannelState::kArmedUnit, std::memory_order_relaxed);  // relaxed: a hint count
+    }
+    unlock_list();
+    if (node == nullptr) return;
+    node->callback(node->context);
+    // release: the callback happens-before a cancel that sees idle.
+    if (node->state.exchange(WaitNode::kIdle, std::memory_order_acq_rel) ==
+        WaitNode::kFiringAwaited) {
+      futex_wake(node->state, INT_MAX);
+    }
+  } while (all);
+}
+
+}  // namespace leanchan::internal
