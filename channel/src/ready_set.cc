@@ -1,0 +1,55 @@
+#include "leanchan/ready_set.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <system_error>
+
+namespace leanchan {
+
+void ReadyEntry::fire(void* self) noexcept {
+  auto* entry = static_cast<ReadyEntry*>(self);
+  // acq_rel: only the first fire after a drain queues the entry.
+  if (!entry->queued_.exchange(true, std::memory_order_acq_rel)) entry->set_->push(entry);
+}
+
+ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "leanchan::ReadySet: eventfd");
+}
+
+ReadySet::~ReadySet() { ::close(fd_); }
+
+void ReadySet::push(ReadyEntry* entry) noexcept {
+  ReadyEntry* head = head_.load(std::memory_order_relaxed);
+  do {
+    entry->next_ = head;
+    // release: the loop's take_all (acquire) sees the link and the entry.
+  } while (!head_.compare_exchange_weak(head, entry, std::memory_order_release,
+                                        std::memory_order_relaxed));
+  if (head == nullptr) {
+    // The queue was empty: make the fd readable. (A full eventfd counter
+    // cannot happen: the loop reads it to zero on every drain.)
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(fd_, &one, sizeof(one));
+  }
+}
+
+ReadyEntry* ReadySet::take_all() noexcept {
+  // Read the counter first: a push after this read but before the exchange
+  // is taken by the exchange; a push after the exchange writes again.
+  std::uint64_t count = 0;
+  [[maybe_unused]] const ssize_t got = ::read(fd_, &count, sizeof(count));
+  ReadyEntry* newest = head_.exchange(nullptr, std::memory_order_acquire);
+  ReadyEntry* oldest = nullptr;
+  while (newest != nullptr) {  // reverse into arrival order
+    ReadyEntry* next = newest->next_;
+    newest->next_ = oldest;
+    oldest = newest;
+    newest = next;
+  }
+  return oldest;
+}
+
+}  // namespace leanchan
