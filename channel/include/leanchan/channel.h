@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "leanchan/coro.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"

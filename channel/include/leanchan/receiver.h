@@ -36,6 +36,9 @@ namespace leanchan {
 
 template <class T, std::size_t BlockSize>
 class Sender;
+template <class T, std::size_t BlockSize>
+class RecvAwaitable;
+class Executor;
 
 template <class T, std::size_t BlockSize>
 class Receiver {
@@ -149,6 +152,10 @@ class Receiver {
   // Cancels an armed notifier; true if it had not fired. When this returns
   // its callback is not running.
   bool disarm_notifier() noexcept { return state()->disarm_receive(); }
+
+  // co_await rx.async_recv(executor): a coroutine-friendly recv(); see
+  // leanchan/coro.h (included by leanchan/channel.h).
+  RecvAwaitable<T, BlockSize> async_recv(Executor& executor) noexcept;
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {

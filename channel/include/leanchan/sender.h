@@ -38,6 +38,9 @@ template <class T, std::size_t BlockSize>
 class Receiver;
 template <class T, std::size_t BlockSize>
 class WeakSender;
+template <class T, std::size_t BlockSize>
+class SendAwaitable;
+class Executor;
 
 // One reserved slot. send() fills it and cannot fail, even if the receiver
 // closes meanwhile (the message is then queued as any other and destroyed with
@@ -156,6 +159,10 @@ class Sender {
   Permit<T, BlockSize> try_reserve() noexcept {
     return make_permit(state()->try_acquire_permit());
   }
+
+  // co_await tx.async_send(value, executor): a coroutine-friendly send();
+  // see leanchan/coro.h (included by leanchan/channel.h).
+  SendAwaitable<T, BlockSize> async_send(T value, Executor& executor) noexcept;
 
   // ---- Readiness (leanchan/notifier.h) --------------------------------------
   // True if a slot is free (or the channel is closed) now. Otherwise arms
