@@ -39,6 +39,7 @@
 #include <utility>
 
 #include "leanchan/coro.h"
+#include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"
@@ -48,18 +49,6 @@
 
 namespace leanchan {
 
-// The largest capacity a channel accepts: 2^28 messages. (Block numbers are
-// kept modulo 2^30 in a 16-byte header; this bound keeps any two live blocks
-// less than 2^29 apart, so the wrapped numbers order them unambiguously.)
-inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
-
-// The block size used when none is given: about 512 bytes of slots, between
-// 1 and 32 slots: clamp(512 / sizeof(T), 1, 32). So 8-byte messages get 32
-// slots, 24-byte ones 21, 128-byte ones 4, and 512-byte or larger ones 1.
-template <class T>
-inline constexpr std::size_t default_block_size =
-    std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
-
 namespace internal {
 // Throws std::invalid_argument naming `capacity` unless 1 <= capacity <= kMaxCapacity.
 void validate_capacity(std::size_t capacity);
@@ -67,6 +56,7 @@ void validate_capacity(std::size_t capacity);
 
 // Creates a channel of `capacity` slots. Allocates only its 64-byte control
 // block. Throws std::invalid_argument if capacity is 0 or above kMaxCapacity.
+// kMaxCapacity and default_block_size are in leanchan/fwd.h.
 template <class T, std::size_t BlockSize = default_block_size<T>>
 std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity) {
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);

@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "leanchan/executor.h"
+#include "leanchan/fwd.h"
 #include "leanchan/notifier.h"
 #include "leanchan/receiver.h"
 #include "leanchan/sender.h"

@@ -27,14 +27,11 @@
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
 
+#include "leanchan/fwd.h"
 #include "leanchan/internal/wait_node.h"
 
 namespace leanchan {
 
-template <class T, std::size_t BlockSize>
-class Sender;
-template <class T, std::size_t BlockSize>
-class Receiver;
 
 class Notifier {
  public:

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"
@@ -34,11 +35,6 @@
 
 namespace leanchan {
 
-template <class T, std::size_t BlockSize>
-class Sender;
-template <class T, std::size_t BlockSize>
-class RecvAwaitable;
-class Executor;
 
 template <class T, std::size_t BlockSize>
 class Receiver {

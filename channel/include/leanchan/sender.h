@@ -25,6 +25,7 @@
 #include <optional>
 #include <utility>
 
+#include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"
@@ -32,15 +33,6 @@
 
 namespace leanchan {
 
-template <class T, std::size_t BlockSize>
-class Sender;
-template <class T, std::size_t BlockSize>
-class Receiver;
-template <class T, std::size_t BlockSize>
-class WeakSender;
-template <class T, std::size_t BlockSize>
-class SendAwaitable;
-class Executor;
 
 // One reserved slot. send() fills it and cannot fail, even if the receiver
 // closes meanwhile (the message is then queued as any other and destroyed with

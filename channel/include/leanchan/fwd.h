@@ -1,0 +1,39 @@
+// leanchan/fwd.h: declarations of the channel's class templates, with their
+// default block size, and the limits every part shares.
+#ifndef LEANCHAN_FWD_H_
+#define LEANCHAN_FWD_H_
+
+#include <algorithm>
+#include <cstddef>
+
+namespace leanchan {
+
+// The largest capacity a channel accepts: 2^28 messages. (Block numbers are
+// kept modulo 2^30 in a 16-byte header; this bound keeps any two live blocks
+// less than 2^29 apart, so the wrapped numbers order them unambiguously.)
+inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
+
+// The block size used when none is given: about 512 bytes of slots, between
+// 1 and 32 slots: clamp(512 / sizeof(T), 1, 32). So 8-byte messages get 32
+// slots, 24-byte ones 21, 128-byte ones 4, and 512-byte or larger ones 1.
+template <class T>
+inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
+
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class Sender;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class Receiver;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class WeakSender;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class Permit;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class SendAwaitable;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class RecvAwaitable;
+class Executor;
+class Notifier;
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_FWD_H_
