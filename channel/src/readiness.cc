@@ -30,10 +30,20 @@ void unlink(std::atomic<WaitNode*>& head, WaitNode* node) noexcept {
   node->next = node->prev = nullptr;
 }
 
-// Waits until a firing node's callback has returned.
+constexpr int kCallbackSpins = 256;  // a callback is short: watch before sleeping
+
+// Waits until a firing node's callback has returned: briefly by watching the
+// word (callbacks are short, and the firer runs on another core), then by
+// sleeping on it.
 void await_callback(std::atomic<std::uint32_t>& state, std::uint32_t firing,
                     std::uint32_t awaited) noexcept {
   std::uint32_t value = state.load(std::memory_order_acquire);
+  for (int spin = 0; spin < kCallbackSpins && (value == firing || value == awaited); ++spin) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    value = state.load(std::memory_order_acquire);
+  }
   while (value == firing || value == awaited) {
     if (value == firing &&
         !state.compare_exchange_weak(value, awaited, std::memory_order_acquire)) {
@@ -100,10 +110,11 @@ bool ChannelState::disarm_receive() noexcept {
 
 void ChannelState::fire_receive_node() noexcept {
   // rx_event_ is kRxFiring: the receiver's disarm waits for this call to
-  // end, so the node (first in the list) stays alive and linked.
-  lock_list();
-  WaitNode* node = waiters_.load(std::memory_order_relaxed);
-  unlock_list();
+  // end, so the node stays alive and linked; it is first in the list, and
+  // send nodes are only ever appended, so the head is read without the lock.
+  // acquire is more than enough: the node was linked before the receiver
+  // armed, and this thread's CAS on rx_event_ read that arming.
+  WaitNode* node = waiters_.load(std::memory_order_acquire);
   if (node != nullptr && node->kind == WaitNode::Kind::kReceive) node->callback(node->context);
   // release: the callback happens-before a disarm that sees idle.
   if (rx_event_.exchange(kRxIdle, std::memory_order_acq_rel) == kRxFiringAwaited) {

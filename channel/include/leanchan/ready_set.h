@@ -59,6 +59,9 @@ class ReadyEntry {
   }
   void* user() const noexcept { return user_; }
   Notifier& notifier() noexcept { return notifier_; }
+  // The entry's callback, for readiness sources other than a leanchan
+  // Receiver: call it with the entry's address to queue the entry.
+  static void on_ready(void* entry) noexcept { fire(entry); }
 
  private:
   friend class ReadySet;

@@ -58,7 +58,9 @@ struct Block {
 
   void write(std::size_t slot_index, T&& value) noexcept {
     ::new (static_cast<void*>(slot(slot_index))) T(std::move(value));
-    ready_slots.fetch_or(std::uint64_t{1} << slot_index, std::memory_order_release);
+    // seq_cst (an x86 lock-or either way): pairs with an armed notifier's
+    // re-check (channel.h, arm_notifier), Dekker style.
+    ready_slots.fetch_or(std::uint64_t{1} << slot_index, std::memory_order_seq_cst);
   }
 
   // Moves slot `slot_index` into `out` (empty) if it is ready.

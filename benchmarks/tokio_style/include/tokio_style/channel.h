@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -50,11 +51,12 @@ struct Chan {
   ListTx<T> tx;                // 16
   Semaphore semaphore;         // 40
   std::size_t bound;           // 8
-  // AtomicWaker for the receiver (24): a state word (1 = receiver parked),
-  // and the two words of a waker (layout only).
+  // AtomicWaker for the receiver (24): a state word (0 idle, 1 receiver
+  // parked, 2 a registered waker armed, 3 waking it) and the waker's two
+  // words, here a callback and its argument (Tokio stores data + vtable).
   std::atomic<std::uint32_t> rx_waker_state{0};
   void* waker_data = nullptr;
-  void* waker_vtable = nullptr;
+  void (*waker_callback)(void*) = nullptr;
   std::atomic<std::size_t> tx_count{1};  // strong senders
   ListRx<T> rx;                          // 24
   bool rx_closed = false;                // + 7 padding
@@ -62,10 +64,25 @@ struct Chan {
   Chan(std::size_t capacity, Block<T>* first) noexcept
       : strong(2), tx(first), semaphore(capacity), bound(capacity), rx(first) {}
 
-  // AtomicWaker::wake: an RMW on every send; a syscall only if parked.
+  // AtomicWaker::wake: an RMW on every send; a syscall only if parked, a
+  // callback only if a waker is armed.
   void wake_rx() noexcept {
-    if (rx_waker_state.exchange(0, std::memory_order_acq_rel) == 1) {
-      leanchan::internal::futex_wake(rx_waker_state, 1);
+    std::uint32_t state = rx_waker_state.load(std::memory_order_seq_cst);
+    for (;;) {
+      if (state == 0 || state == 3) {
+        // Tokio's wake is an RMW every time: keep that cost.
+        rx_waker_state.fetch_or(0, std::memory_order_acq_rel);
+        return;
+      }
+      const std::uint32_t next = state == 1 ? 0 : 3;
+      if (!rx_waker_state.compare_exchange_weak(state, next, std::memory_order_acq_rel)) continue;
+      if (state == 1) {
+        leanchan::internal::futex_wake(rx_waker_state, 1);
+      } else {
+        waker_callback(waker_data);
+        rx_waker_state.store(0, std::memory_order_release);
+      }
+      return;
     }
   }
   void release_handle() noexcept {
@@ -202,6 +219,37 @@ class Receiver {
     chan_->semaphore.close();
   }
 
+  // The poll-style registration of Tokio's AtomicWaker, for event loops:
+  // set a callback, then arm() after draining; true = something is there.
+  void set_notifier(void (*callback)(void*), void* context) noexcept {
+    disarm();
+    chan_->waker_callback = callback;
+    chan_->waker_data = context;
+  }
+  bool arm_notifier() noexcept {
+    disarm();
+    chan_->rx_waker_state.store(2, std::memory_order_seq_cst);
+    // Re-poll after registering, as Tokio's recv does: anything published
+    // before the registration is seen here.
+    const auto& rx = chan_->rx;
+    const bool ready = rx.head != nullptr && has_ready(rx);
+    if (ready || is_finished()) {
+      disarm();
+      return true;
+    }
+    return false;
+  }
+  void disarm() noexcept {
+    std::uint32_t state = chan_->rx_waker_state.load(std::memory_order_acquire);
+    while (state == 2 || state == 3) {
+      if (state == 2 && chan_->rx_waker_state.compare_exchange_weak(state, 0)) return;
+      if (state == 3) {
+        std::this_thread::yield();  // a wake is running the callback
+        state = chan_->rx_waker_state.load(std::memory_order_acquire);
+      }
+    }
+  }
+
  private:
   template <class U>
   friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
@@ -211,6 +259,17 @@ class Receiver {
     const ReadOutcome outcome = chan_->rx.pop(chan_->tx, out);
     if (outcome == ReadOutcome::kValue) chan_->semaphore.release(1);  // mutex every time
     return outcome;
+  }
+  // Whether the next position is published or the close marker is there.
+  static bool has_ready(const ListRx<T>& rx) noexcept {
+    const Block<T>* block = rx.head;
+    const std::size_t start = rx.index & kBlockMask;
+    while (block != nullptr && !block->is_at_index(start)) {
+      block = block->next.load(std::memory_order_acquire);
+    }
+    if (block == nullptr) return false;
+    const std::uint64_t bits = block->ready_slots.load(std::memory_order_seq_cst);
+    return (bits & (std::uint64_t{1} << (rx.index & kSlotMask))) != 0 || (bits & kTxClosed) != 0;
   }
   bool is_finished() const noexcept {
     return chan_->rx_closed && chan_->semaphore.available() == chan_->bound;

@@ -1,0 +1,53 @@
+// The two channel designs the proxy scenario runs on, behind one shape:
+// make(capacity), watch(rx, entry) to attach a ReadyEntry, arm(rx) after
+// draining (true = something is there already), unwatch(rx).
+#ifndef LEANCHAN_EXAMPLES_PROXY_FANOUT_DESIGNS_H_
+#define LEANCHAN_EXAMPLES_PROXY_FANOUT_DESIGNS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "leanchan/channel.h"
+#include "leanchan/ready_set.h"
+#include "tokio_style/channel.h"
+
+namespace proxy {
+
+// A health or eviction event for one upstream service: 24 bytes.
+struct HealthEvent {
+  std::uint64_t service_key;
+  std::int64_t deadline_ns;  // sent_ns + kEventTtlNs
+  float weight;              // NaN: no weight
+  std::uint32_t sequence;    // per service, from 0, for the exactly-once check
+};
+static_assert(sizeof(HealthEvent) == 24);
+
+inline constexpr std::int64_t kEventTtlNs = 30'000'000'000;
+
+struct Leanchan {
+  static constexpr std::string_view kName = "leanchan";
+  using Tx = leanchan::Sender<HealthEvent>;
+  using Rx = leanchan::Receiver<HealthEvent>;
+  static auto make(std::size_t capacity) { return leanchan::channel<HealthEvent>(capacity); }
+  static void watch(Rx& rx, leanchan::ReadyEntry& entry) { entry.watch(rx); }
+  static bool arm(Rx& rx) { return rx.arm_notifier(); }
+  static void unwatch(Rx& rx) { rx.clear_notifier(); }
+};
+
+struct TokioStyle {
+  static constexpr std::string_view kName = "tokio-style";
+  using Tx = tokio_style::Sender<HealthEvent>;
+  using Rx = tokio_style::Receiver<HealthEvent>;
+  static auto make(std::size_t capacity) { return tokio_style::channel<HealthEvent>(capacity); }
+  static void watch(Rx& rx, leanchan::ReadyEntry& entry) {
+    rx.set_notifier(&leanchan::ReadyEntry::on_ready, &entry);
+    if (rx.arm_notifier()) leanchan::ReadyEntry::on_ready(&entry);
+  }
+  static bool arm(Rx& rx) { return rx.arm_notifier(); }
+  static void unwatch(Rx& rx) { rx.disarm(); }
+};
+
+}  // namespace proxy
+
+#endif  // LEANCHAN_EXAMPLES_PROXY_FANOUT_DESIGNS_H_

@@ -1,0 +1,105 @@
+// leanchan-proxy-fanout: the proxy's per-service event fan-out (DESIGN.md 6)
+// on leanchan and on the Tokio-style baseline, for several service counts.
+// Prints one Markdown row per (design, services). A run is bounded: it sends
+// for --seconds, drains, and stops.
+//
+// Exit codes: 0 when no event was lost or duplicated, 1 otherwise, 2 for a
+// bad flag value (1 for a flag Abseil itself rejects).
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "proxy.h"
+
+ABSL_FLAG(std::string, design, "both", "leanchan, tokio-style, or both");
+ABSL_FLAG(std::string, services, "1000,10000,100000", "Comma-separated service counts");
+ABSL_FLAG(double, seconds, 2.0, "How long the health checker runs per row (0.1..600)");
+ABSL_FLAG(int, rate, 20000, "Steady events per second across all services");
+ABSL_FLAG(int, capacity, 16, "Channel capacity per service (also the burst size)");
+ABSL_FLAG(int, workers, 2, "Worker threads serving the channels");
+ABSL_FLAG(int, zones, 10, "Zones; a burst hits every service of one zone");
+ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often");
+ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second");
+
+namespace {
+
+int fail(const std::string& message) {
+  std::cerr << "leanchan-proxy-fanout: " << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Runs a proxy's per-service event fan-out on leanchan and on the Tokio-style baseline and "
+      "prints memory per service, throughput, latency and lost events.\n"
+      "Example: leanchan-proxy-fanout --services=1000,10000 --seconds=2");
+  absl::ParseCommandLine(argc, argv);
+
+  const std::string design = absl::GetFlag(FLAGS_design);
+  if (design != "both" && design != "leanchan" && design != "tokio-style") {
+    return fail("--design must be leanchan, tokio-style or both, got '" + design + "'");
+  }
+  std::vector<std::size_t> counts;
+  for (absl::string_view item : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipWhitespace())) {
+    std::size_t count = 0;
+    if (!absl::SimpleAtoi(item, &count) || count < 10 || count > 1'000'000) {
+      return fail("--services: '" + std::string(item) + "' is not a count in 10..1000000");
+    }
+    counts.push_back(count);
+  }
+  if (counts.empty()) return fail("--services: the list is empty");
+  proxy::Options options;
+  options.seconds = absl::GetFlag(FLAGS_seconds);
+  options.rate = absl::GetFlag(FLAGS_rate);
+  options.workers = absl::GetFlag(FLAGS_workers);
+  options.zones = absl::GetFlag(FLAGS_zones);
+  options.burst_interval_ms = absl::GetFlag(FLAGS_burst_interval_ms);
+  options.churn_per_second = absl::GetFlag(FLAGS_churn_per_second);
+  const int capacity = absl::GetFlag(FLAGS_capacity);
+  if (!(options.seconds >= 0.1 && options.seconds <= 600)) return fail("--seconds must be in 0.1..600");
+  if (options.rate < 1 || options.rate > 10'000'000) return fail("--rate must be in 1..10000000");
+  if (capacity < 1 || capacity > 1024) return fail("--capacity must be in 1..1024");
+  if (options.workers < 1 || options.workers > 64) return fail("--workers must be in 1..64");
+  if (options.zones < 1 || options.zones > 1000) return fail("--zones must be in 1..1000");
+  if (options.burst_interval_ms < 1) return fail("--burst_interval_ms must be at least 1");
+  if (options.churn_per_second < 0 || options.churn_per_second > 100'000) {
+    return fail("--churn_per_second must be in 0..100000");
+  }
+  options.capacity = static_cast<std::size_t>(capacity);
+
+  std::printf(
+      "| design | services | channel B/idle service | heap B/service idle | RSS B/service idle | "
+      "heap B/service peak | heap B/service drained | RSS B/service drained | events/s | "
+      "p50 us | p99 us | p999 us | sent | refused (full) | lost | duplicated | services added/removed |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  bool all_ok = true;
+  for (std::size_t count : counts) {
+    options.services = count;
+    for (const char* name : {"leanchan", "tokio-style"}) {
+      if (design != "both" && design != name) continue;
+      const proxy::Report r = std::string(name) == "leanchan" ? proxy::run_leanchan(options)
+                                                               : proxy::run_tokio_style(options);
+      all_ok = all_ok && r.ok();
+      std::printf(
+          "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %llu | "
+          "%llu | %llu | %llu | %llu/%llu |\n",
+          r.design.c_str(), r.services, r.channel_bytes_idle, r.heap_idle, r.rss_idle, r.heap_peak,
+          r.heap_drained, r.rss_drained, r.events_per_second, r.p50_us, r.p99_us, r.p999_us,
+          static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(r.refused),
+          static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.duplicated),
+          static_cast<unsigned long long>(r.services_added),
+          static_cast<unsigned long long>(r.services_removed));
+      std::fflush(stdout);
+    }
+  }
+  return all_ok ? 0 : 1;
+}

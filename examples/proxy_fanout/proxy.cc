@@ -1,0 +1,311 @@
+#include "proxy.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "designs.h"
+#include "leanchan/profiler/heap_probe.h"
+#include "leanchan/profiler/resident_memory.h"
+
+namespace proxy {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+std::int64_t resident() {
+  return static_cast<std::int64_t>(leanchan::profiler::resident_bytes().value_or(0));
+}
+
+// Latency samples in a buffer sized up front, so that recording allocates
+// nothing while memory is being measured (samples past the end are counted,
+// not stored).
+class Samples {
+ public:
+  explicit Samples(std::size_t capacity) { values_.reserve(capacity); }
+  void add(std::int64_t value) {
+    if (values_.size() < values_.capacity()) values_.push_back(value);
+  }
+  const std::vector<std::int64_t>& values() const { return values_; }
+
+ private:
+  std::vector<std::int64_t> values_;
+};
+
+template <class D>
+class Scenario {
+ public:
+  explicit Scenario(const Options& options) : options_(options), random_(options.seed) {}
+
+  Report run();
+
+ private:
+  struct Service {
+    Service(std::uint64_t service_key, typename D::Rx receiver, leanchan::ReadySet& ready)
+        : key(service_key), rx(std::move(receiver)), entry(ready, this) {}
+    std::uint64_t key;
+    std::uint32_t expected = 0;
+    typename D::Rx rx;
+    leanchan::ReadyEntry entry;
+  };
+
+  struct Worker {
+    explicit Worker(std::size_t sample_capacity)
+        : inbox(leanchan::channel<Service*, 32>(1024)), inbox_entry(ready, nullptr),
+          samples(sample_capacity) {}
+    leanchan::ReadySet ready;
+    std::pair<leanchan::Sender<Service*, 32>, leanchan::Receiver<Service*, 32>> inbox;
+    leanchan::ReadyEntry inbox_entry;
+    absl::flat_hash_map<Service*, std::unique_ptr<Service>> services;
+    Samples samples;
+    std::thread thread;
+  };
+
+  struct Route {
+    typename D::Tx tx;
+    std::uint32_t next_sequence = 0;
+    std::size_t worker = 0;
+  };
+
+  void add_service(std::uint64_t key);
+  void remove_random_service();
+  void send_event(std::uint64_t key, Route& route);
+  void serve(Worker& worker);
+  void serve_service(Worker& worker, Service* service);
+
+  Options options_;
+  std::mt19937_64 random_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  absl::flat_hash_map<std::uint64_t, Route> registry_;  // the checker's
+  std::vector<std::uint64_t> keys_;                      // the checker's
+  std::uint64_t next_key_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t refused_ = 0;
+  std::uint64_t added_ = 0;
+  std::uint64_t removed_ = 0;
+  std::atomic<std::uint64_t> received_{0};
+  std::atomic<std::uint64_t> lost_{0};
+  std::atomic<std::uint64_t> duplicated_{0};
+};
+
+template <class D>
+void Scenario<D>::add_service(std::uint64_t key) {
+  auto [tx, rx] = D::make(options_.capacity);
+  const std::size_t worker = key % workers_.size();
+  auto* service = new Service(key, std::move(rx), workers_[worker]->ready);
+  registry_.emplace(key, Route{std::move(tx), 0, worker});
+  keys_.push_back(key);
+  // The worker adopts it (and starts watching it) on its own thread.
+  (void)workers_[worker]->inbox.first.send(service);
+  ++added_;
+}
+
+template <class D>
+void Scenario<D>::remove_random_service() {
+  if (keys_.empty()) return;
+  const std::size_t at = random_() % keys_.size();
+  const std::uint64_t key = keys_[at];
+  keys_[at] = keys_.back();
+  keys_.pop_back();
+  registry_.erase(key);  // drops the sender: the worker drains, sees the end, frees it
+  ++removed_;
+}
+
+template <class D>
+void Scenario<D>::send_event(std::uint64_t key, Route& route) {
+  const float weight = (route.next_sequence % 4 == 0) ? NAN : 0.5f;
+  HealthEvent event{key, now_ns() + kEventTtlNs, weight, route.next_sequence};
+  if (route.tx.try_send(event).ok()) {
+    ++route.next_sequence;
+    ++sent_;
+  } else {
+    ++refused_;  // full: the checker would retry later; not a lost event
+  }
+}
+
+template <class D>
+void Scenario<D>::serve_service(Worker& worker, Service* service) {
+  bool ended = false;
+  do {
+    for (;;) {
+      auto result = service->rx.try_recv();
+      if (!result.ok()) {
+        ended = result.status() == leanchan::RecvStatus::kDisconnected;
+        break;
+      }
+      const HealthEvent& event = result.value();
+      worker.samples.add(now_ns() - (event.deadline_ns - kEventTtlNs));
+      if (event.sequence == service->expected) {
+        ++service->expected;
+      } else if (event.sequence < service->expected) {
+        duplicated_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        lost_.fetch_add(event.sequence - service->expected, std::memory_order_relaxed);
+        service->expected = event.sequence + 1;
+      }
+      received_.fetch_add(1, std::memory_order_relaxed);
+    }
+  } while (!ended && D::arm(service->rx));
+  if (ended) {
+    D::unwatch(service->rx);
+    worker.services.erase(service);
+  }
+}
+
+template <class D>
+void Scenario<D>::serve(Worker& worker) {
+  auto& inbox = worker.inbox.second;
+  worker.inbox_entry.watch(inbox);
+  bool inbox_open = true;
+  while (inbox_open || !worker.services.empty()) {
+    pollfd fd{worker.ready.fd(), POLLIN, 0};
+    ::poll(&fd, 1, 100);
+    worker.ready.drain([&](leanchan::ReadyEntry& entry) {
+      if (entry.user() != nullptr) {
+        serve_service(worker, static_cast<Service*>(entry.user()));
+        return;
+      }
+      do {  // the inbox: adopt new services
+        for (;;) {
+          auto result = inbox.try_recv();
+          if (!result.ok()) {
+            if (result.status() == leanchan::RecvStatus::kDisconnected) inbox_open = false;
+            break;
+          }
+          Service* service = result.value();
+          worker.services.emplace(service, std::unique_ptr<Service>(service));
+          D::watch(service->rx, service->entry);
+        }
+      } while (inbox_open && inbox.arm_notifier());
+    });
+  }
+  inbox.clear_notifier();
+}
+
+double percentile_us(const std::vector<std::int64_t>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return static_cast<double>(sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))]) /
+         1000.0;
+}
+
+template <class D>
+Report Scenario<D>::run() {
+  Report report;
+  report.design = std::string(D::kName);
+  report.services = options_.services;
+  {
+    leanchan::profiler::HeapProbe one;
+    auto pair = D::make(options_.capacity);
+    report.channel_bytes_idle = static_cast<double>(one.live_bytes());
+  }
+  const auto expected_events = static_cast<std::size_t>(
+      options_.rate * options_.seconds +
+      options_.seconds * 1000.0 / options_.burst_interval_ms * static_cast<double>(options_.services) /
+          options_.zones * static_cast<double>(options_.capacity));
+  for (int w = 0; w < options_.workers; ++w) {
+    workers_.push_back(std::make_unique<Worker>(expected_events / options_.workers + 1024));
+  }
+  registry_.reserve(options_.services * 2);
+  keys_.reserve(options_.services * 2);
+  for (auto& worker : workers_) {
+    Worker* raw = worker.get();
+    worker->thread = std::thread([this, raw] { serve(*raw); });
+  }
+
+  // Idle: every service created and watched, nothing sent.
+  const std::int64_t rss_before = resident();
+  leanchan::profiler::HeapProbe probe;
+  for (std::size_t i = 0; i < options_.services; ++i) add_service(next_key_++);
+  const auto per_service = [&](double bytes) { return bytes / static_cast<double>(options_.services); };
+  report.heap_idle = per_service(static_cast<double>(probe.live_bytes()));
+  report.rss_idle = per_service(static_cast<double>(resident() - rss_before));
+
+  // The run: steady events, zone bursts, churn.
+  leanchan::profiler::reset_heap_peak();
+  const std::int64_t heap_base = leanchan::profiler::read_heap_counters().live_requested_bytes -
+                                 probe.live_bytes();
+  const auto start = Clock::now();
+  const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(options_.seconds));
+  const auto steady_period = std::chrono::nanoseconds(1'000'000'000LL / std::max(1, options_.rate));
+  const auto burst_period = std::chrono::milliseconds(options_.burst_interval_ms);
+  const auto churn_period =
+      std::chrono::nanoseconds(1'000'000'000LL / std::max(1, options_.churn_per_second));
+  auto next_steady = start;
+  auto next_burst = start + burst_period;
+  auto next_churn = start + churn_period;
+  while (Clock::now() < end) {
+    const auto now = Clock::now();
+    for (; next_steady <= now; next_steady += steady_period) {
+      const std::uint64_t key = keys_[random_() % keys_.size()];
+      send_event(key, registry_.find(key)->second);
+    }
+    if (next_burst <= now) {  // a zone flaps: every service in it gets `capacity` events
+      const std::uint64_t zone = random_() % static_cast<std::uint64_t>(options_.zones);
+      for (auto& [key, route] : registry_) {
+        if (key % static_cast<std::uint64_t>(options_.zones) != zone) continue;
+        for (std::size_t i = 0; i < options_.capacity; ++i) send_event(key, route);
+      }
+      next_burst += burst_period;
+    }
+    if (options_.churn_per_second > 0 && next_churn <= now) {
+      remove_random_service();
+      add_service(next_key_++);
+      next_churn += churn_period;
+    }
+    std::this_thread::sleep_until(std::min({next_steady, next_burst, next_churn, end}));  // pacing
+  }
+  const double run_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+  // Drain: wait (bounded: 30 s) until the workers have taken every event
+  // that was sent; a shortfall is reported as lost.
+  const auto drain_deadline = Clock::now() + std::chrono::seconds(30);
+  while (received_.load() < sent_ && Clock::now() < drain_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling a counter, bounded
+  }
+  report.heap_peak = per_service(static_cast<double>(
+      leanchan::profiler::read_heap_counters().peak_requested_bytes - heap_base));
+  report.heap_drained = per_service(static_cast<double>(probe.live_bytes()));
+  report.rss_drained = per_service(static_cast<double>(resident() - rss_before));
+
+  // Shutdown: every service goes (its worker frees it), then the workers.
+  registry_.clear();
+  std::vector<std::int64_t> latencies;
+  for (auto& worker : workers_) {
+    { auto close_inbox = std::move(worker->inbox.first); }
+    worker->thread.join();
+    latencies.insert(latencies.end(), worker->samples.values().begin(), worker->samples.values().end());
+  }
+  std::sort(latencies.begin(), latencies.end());
+  report.sent = sent_;
+  report.refused = refused_;
+  report.received = received_.load();
+  report.lost = lost_.load() + (sent_ > report.received ? sent_ - report.received : 0);
+  report.duplicated = duplicated_.load();
+  report.services_added = added_;
+  report.services_removed = removed_;
+  report.events_per_second = static_cast<double>(report.received) / run_seconds;
+  report.p50_us = percentile_us(latencies, 0.50);
+  report.p99_us = percentile_us(latencies, 0.99);
+  report.p999_us = percentile_us(latencies, 0.999);
+  return report;
+}
+
+}  // namespace
+
+Report run_leanchan(const Options& options) { return Scenario<Leanchan>(options).run(); }
+Report run_tokio_style(const Options& options) { return Scenario<TokioStyle>(options).run(); }
+
+}  // namespace proxy

@@ -1,0 +1,59 @@
+// The proxy scenario: N upstream services, one channel of health events
+// each, a health checker that fans events out at a steady rate plus zone
+// bursts, services added and removed while it runs, and a small pool of
+// workers serving every channel through one ReadySet each.
+//
+// Ownership: the checker thread owns the registry (service key -> sender).
+// Each worker owns its services (receiver + ReadyEntry). Removing a service
+// is dropping its sender: the worker drains what is left, sees the end and
+// destroys the service itself, so no event is lost to a removal.
+#ifndef LEANCHAN_EXAMPLES_PROXY_FANOUT_PROXY_H_
+#define LEANCHAN_EXAMPLES_PROXY_FANOUT_PROXY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace proxy {
+
+struct Options {
+  std::size_t services = 10'000;
+  std::size_t capacity = 16;
+  int workers = 2;
+  int zones = 10;
+  int rate = 20'000;               // steady events per second
+  double seconds = 2.0;            // how long the checker runs
+  int burst_interval_ms = 500;     // a zone flaps this often
+  int churn_per_second = 100;      // services removed and added per second
+  std::uint32_t seed = 1;
+};
+
+struct Report {
+  std::string design;
+  std::size_t services = 0;
+  double channel_bytes_idle = 0;   // one idle channel, heap (requested)
+  double heap_idle = 0;            // per service: the whole proxy's heap
+  double rss_idle = 0;             // per service: resident memory
+  double heap_peak = 0;            // per service, highest during the run
+  double heap_drained = 0;         // per service, after every event is taken
+  double rss_drained = 0;
+  double events_per_second = 0;    // received / run time
+  std::uint64_t sent = 0;          // accepted by try_send
+  std::uint64_t refused = 0;       // try_send found the channel full
+  std::uint64_t received = 0;
+  std::uint64_t lost = 0;          // sent but never received, or a gap
+  std::uint64_t duplicated = 0;
+  std::uint64_t services_added = 0;
+  std::uint64_t services_removed = 0;
+  double p50_us = 0, p99_us = 0, p999_us = 0;
+  bool ok() const { return lost == 0 && duplicated == 0 && received == sent; }
+};
+
+// Runs the scenario on leanchan or on the Tokio-style baseline. Bounded:
+// returns after `seconds` plus the drain and shutdown.
+Report run_leanchan(const Options& options);
+Report run_tokio_style(const Options& options);
+
+}  // namespace proxy
+
+#endif  // LEANCHAN_EXAMPLES_PROXY_FANOUT_PROXY_H_
