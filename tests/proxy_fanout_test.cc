@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "leanchan/channel.h"
+#include "designs.h"
 #include "proxy.h"
 
 namespace {
