@@ -67,11 +67,5 @@ int main(int argc, char** argv) {
   register_design<Leanchan<1>>();
   register_design<Leanchan<8>>();
   register_design<Leanchan<32>>();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  RatioReporter reporter(TokioStyle::name());
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.PrintRatios();
-  benchmark::Shutdown();
-  return 0;
+  return run_with_ratios(argc, argv, TokioStyle::name());
 }

@@ -70,4 +70,14 @@ void RatioReporter::PrintRatios() const {
   std::fflush(stdout);
 }
 
+int run_with_ratios(int argc, char** argv, const std::string& baseline) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  RatioReporter reporter(baseline);
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  reporter.PrintRatios();
+  benchmark::Shutdown();
+  return 0;
+}
+
 }  // namespace leanchan::bench

@@ -33,6 +33,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
   std::vector<std::string> designs_;
 };
 
+// The benchmark executables' main: initialize, run everything registered
+// with a RatioReporter against `baseline`, print the ratio table. Returns the
+// process exit code (2 for an unrecognised flag).
+int run_with_ratios(int argc, char** argv, const std::string& baseline);
+
 }  // namespace leanchan::bench
 
 #endif  // LEANCHAN_BENCHMARKS_RATIO_REPORTER_H_

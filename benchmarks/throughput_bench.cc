@@ -113,11 +113,5 @@ int main(int argc, char** argv) {
 #if defined(LEANCHAN_HAVE_TBB)
   register_design<Tbb>();
 #endif
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
-  RatioReporter reporter(TokioStyle::name());
-  benchmark::RunSpecifiedBenchmarks(&reporter);
-  reporter.PrintRatios();
-  benchmark::Shutdown();
-  return 0;
+  return run_with_ratios(argc, argv, TokioStyle::name());
 }

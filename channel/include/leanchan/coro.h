@@ -41,33 +41,79 @@
 
 namespace leanchan {
 
-// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
-// nullopt once the channel has ended (as recv()).
-template <class T, std::size_t BlockSize>
-class [[nodiscard]] RecvAwaitable {
- public:
-  RecvAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept
-      : rx_(&rx), executor_(&executor), notifier_(&RecvAwaitable::on_ready, this) {
-    task_.run = &RecvAwaitable::on_task;
+namespace internal {
+
+// What both awaitables share. The notifier only hands the task to the
+// executor; the task, on the executor's thread, retries and resumes. Derived
+// provides try_now() (true when done), arm() (true when armed and waiting)
+// and detach() (after it, no callback runs and no task is queued).
+template <class Derived>
+class AwaitableBase {
+ protected:
+  explicit AwaitableBase(Executor& executor) noexcept
+      : executor_(&executor), notifier_(&AwaitableBase::on_ready, this) {
+    task_.run = &AwaitableBase::on_task;
     task_.owner = this;
   }
-  RecvAwaitable(const RecvAwaitable&) = delete;
-  RecvAwaitable& operator=(const RecvAwaitable&) = delete;
-  ~RecvAwaitable() { detach(); }
+  AwaitableBase(const AwaitableBase&) = delete;
+  AwaitableBase& operator=(const AwaitableBase&) = delete;
 
-  bool await_ready() noexcept { return try_now(); }
-  bool await_suspend(std::coroutine_handle<> handle) noexcept {
+  // await_suspend: stay suspended once armed; continue if ready after all.
+  bool suspend(std::coroutine_handle<> handle) noexcept {
     handle_ = handle;
-    rx_->set_notifier(notifier_);
-    attached_ = true;
     for (;;) {
-      if (!rx_->arm_notifier()) return true;  // suspended until on_ready
-      if (try_now()) {
-        detach();
-        return false;  // ready after all: continue without suspending
+      if (derived().arm()) return true;
+      if (derived().try_now()) {
+        derived().detach();
+        return false;
       }
     }
   }
+
+  struct OwnedTask : ExecutorTask {
+    AwaitableBase* owner = nullptr;
+  };
+
+  Executor* executor_;
+  Notifier notifier_;
+  OwnedTask task_;
+  std::coroutine_handle<> handle_;
+
+ private:
+  Derived& derived() noexcept { return static_cast<Derived&>(*this); }
+  static void on_ready(void* self) {  // a channel thread: hand over only
+    auto* base = static_cast<AwaitableBase*>(self);
+    base->executor_->schedule(base->task_);
+  }
+  static void on_task(ExecutorTask* task) {  // the executor's thread
+    AwaitableBase* base = static_cast<OwnedTask*>(task)->owner;
+    for (;;) {
+      if (base->derived().try_now()) {
+        base->derived().detach();
+        base->handle_.resume();  // may destroy the awaitable: touch nothing after
+        return;
+      }
+      if (base->derived().arm()) return;  // spurious or raced: wait again
+    }
+  }
+};
+
+}  // namespace internal
+
+// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
+// nullopt once the channel has ended (as recv()).
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitable<T, BlockSize>> {
+  using Base = internal::AwaitableBase<RecvAwaitable<T, BlockSize>>;
+  friend Base;
+
+ public:
+  RecvAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept
+      : Base(executor), rx_(&rx) {}
+  ~RecvAwaitable() { detach(); }
+
+  bool await_ready() noexcept { return try_now(); }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
   std::optional<T> await_resume() noexcept {
     detach();
     return std::move(result_);
@@ -83,37 +129,21 @@ class [[nodiscard]] RecvAwaitable {
     }
     return result.status() == RecvStatus::kDisconnected;
   }
+  bool arm() noexcept {
+    if (!attached_) {
+      rx_->set_notifier(this->notifier_);
+      attached_ = true;
+    }
+    return !rx_->arm_notifier();
+  }
   void detach() noexcept {
     if (!attached_) return;
-    rx_->clear_notifier();     // waits out a callback in progress
-    executor_->cancel(task_);  // withdraws a task it queued
+    rx_->clear_notifier();                  // waits out a callback in progress
+    this->executor_->cancel(this->task_);  // withdraws a task it queued
     attached_ = false;
   }
-  static void on_ready(void* self) {  // a sender's thread: hand over only
-    auto* awaitable = static_cast<RecvAwaitable*>(self);
-    awaitable->executor_->schedule(awaitable->task_);
-  }
-  static void on_task(ExecutorTask* task) {  // the executor's thread
-    auto* awaitable = static_cast<OwnedTask*>(task)->owner;
-    for (;;) {
-      if (awaitable->try_now()) {
-        awaitable->detach();
-        awaitable->handle_.resume();  // may destroy *awaitable: touch nothing after
-        return;
-      }
-      if (!awaitable->rx_->arm_notifier()) return;  // spurious: wait again
-    }
-  }
-
-  struct OwnedTask : ExecutorTask {
-    RecvAwaitable* owner = nullptr;
-  };
 
   Receiver<T, BlockSize>* rx_;
-  Executor* executor_;
-  Notifier notifier_;
-  OwnedTask task_;
-  std::coroutine_handle<> handle_;
   std::optional<T> result_;
   bool attached_ = false;
 };
@@ -121,28 +151,19 @@ class [[nodiscard]] RecvAwaitable {
 // co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
 // with the value handed back. Waits (suspended) while the channel is full.
 template <class T, std::size_t BlockSize>
-class [[nodiscard]] SendAwaitable {
+class [[nodiscard]] SendAwaitable : private internal::AwaitableBase<SendAwaitable<T, BlockSize>> {
+  using Base = internal::AwaitableBase<SendAwaitable<T, BlockSize>>;
+  friend Base;
+
  public:
   SendAwaitable(Sender<T, BlockSize>& tx, T value, Executor& executor) noexcept
-      : tx_(&tx), executor_(&executor), notifier_(&SendAwaitable::on_room, this) {
+      : Base(executor), tx_(&tx) {
     value_.emplace(std::move(value));
-    task_.run = &SendAwaitable::on_task;
-    task_.owner = this;
   }
-  SendAwaitable(const SendAwaitable&) = delete;
-  SendAwaitable& operator=(const SendAwaitable&) = delete;
   ~SendAwaitable() { detach(); }
 
   bool await_ready() noexcept { return try_now(); }
-  bool await_suspend(std::coroutine_handle<> handle) noexcept {
-    handle_ = handle;
-    for (;;) {
-      armed_ = true;
-      if (!tx_->notify_when_room(notifier_)) return true;  // suspended until on_room
-      armed_ = false;
-      if (try_now()) return false;
-    }
-  }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
   SendResult<T> await_resume() noexcept {
     detach();
     return std::move(*result_);
@@ -160,36 +181,17 @@ class [[nodiscard]] SendAwaitable {
     result_.emplace(std::move(result));
     return true;
   }
+  bool arm() noexcept {
+    armed_ = !tx_->notify_when_room(this->notifier_);
+    return armed_;
+  }
   void detach() noexcept {
-    if (armed_) tx_->cancel_notify(notifier_);  // waits out a callback in progress
+    if (armed_) tx_->cancel_notify(this->notifier_);  // waits out a callback in progress
     armed_ = false;
-    executor_->cancel(task_);
+    this->executor_->cancel(this->task_);
   }
-  static void on_room(void* self) {  // the receiver's thread: hand over only
-    auto* awaitable = static_cast<SendAwaitable*>(self);
-    awaitable->executor_->schedule(awaitable->task_);
-  }
-  static void on_task(ExecutorTask* task) {  // the executor's thread
-    auto* awaitable = static_cast<OwnedTask*>(task)->owner;
-    for (;;) {
-      if (awaitable->try_now()) {
-        awaitable->detach();
-        awaitable->handle_.resume();  // may destroy *awaitable: touch nothing after
-        return;
-      }
-      if (!awaitable->tx_->notify_when_room(awaitable->notifier_)) return;  // wait again
-    }
-  }
-
-  struct OwnedTask : ExecutorTask {
-    SendAwaitable* owner = nullptr;
-  };
 
   Sender<T, BlockSize>* tx_;
-  Executor* executor_;
-  Notifier notifier_;
-  OwnedTask task_;
-  std::coroutine_handle<> handle_;
   std::optional<T> value_;
   std::optional<SendResult<T>> result_;
   bool armed_ = false;
