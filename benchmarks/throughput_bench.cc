@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,9 +71,26 @@ void pingpong(benchmark::State& state) {
   echo.join();
 }
 
+// Producer counts: 1 and 4, or LEANCHAN_BENCH_PRODUCERS (e.g. "1,2,4,8,15"
+// for the scaling run on a larger machine).
+std::vector<int> producer_counts() {
+  std::vector<int> counts;
+  if (const char* text = std::getenv("LEANCHAN_BENCH_PRODUCERS")) {
+    for (const char* p = text; *p != '\0';) {
+      char* end = nullptr;
+      const long value = std::strtol(p, &end, 10);
+      if (end == p) break;
+      if (value >= 1 && value <= 256) counts.push_back(static_cast<int>(value));
+      p = *end == ',' ? end + 1 : end;
+    }
+  }
+  if (counts.empty()) counts = {1, 4};
+  return counts;
+}
+
 template <class Design, std::size_t S>
 void register_design_size() {
-  for (int producers : {1, 4}) {
+  for (int producers : producer_counts()) {
     for (std::size_t capacity : {std::size_t{1}, std::size_t{16}, std::size_t{1024}}) {
       const std::string name = "throughput/" + Design::name() + "/producers:" +
                                std::to_string(producers) + "/msg:" + std::to_string(S) +

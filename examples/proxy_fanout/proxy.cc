@@ -216,6 +216,9 @@ Report Scenario<D>::run() {
           options_.zones * static_cast<double>(options_.capacity));
   for (int w = 0; w < options_.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(expected_events / options_.workers + 1024));
+    // Room for churn up front, so that the proxy's own tables do not grow
+    // while channel memory is being measured.
+    workers_.back()->services.reserve(2 * options_.services / options_.workers + 64);
   }
   registry_.reserve(options_.services * 2);
   keys_.reserve(options_.services * 2);
