@@ -179,7 +179,7 @@ class Receiver {
     for (;;) {
       if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
       // A message is often a moment away: watch for it (bounded) first.
-      if (!state.is_finished() && state.await_claim_briefly(index_) &&
+      if (!state.is_finished() && state.watch_briefly(&Ops::may_be_ready, index_) &&
           Ops::try_take(state, index_, out)) {
         return RecvStatus::kOk;
       }

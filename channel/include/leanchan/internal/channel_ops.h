@@ -60,9 +60,6 @@ struct ChannelOps {
   static bool try_take(ChannelState& state, std::uint64_t& rx_index,
                        std::optional<T>& out) noexcept {
     const std::uint64_t index = rx_index;
-    // Nothing claimed past the index: nothing to take, and no lock needed.
-    // (A claim that races this load is seen by the re-check of step 11.)
-    if (index == state.tail_position()) return false;
     const std::uint64_t number = index / BlockSize;
     const auto slot = static_cast<std::uint32_t>(index % BlockSize);
     BlockHeader* block = state.head();
@@ -70,6 +67,9 @@ struct ChannelOps {
     // (step 5c), so the zeroed ready bits are seen before the new ones.
     if (block == nullptr ||
         block->number.load(std::memory_order_acquire) != block_tag(number)) {
+      // Nothing claimed past the index: nothing to take, and no lock needed.
+      // (A claim that races this load is seen by the re-check of step 11.)
+      if (index == state.tail_position()) return false;
       block = state.advance_head(number, kLayout);  // step 8
       if (block == nullptr) return false;
     }
@@ -108,6 +108,20 @@ struct ChannelOps {
     }
     state->free_all_blocks(kLayout);
     delete state;
+  }
+
+  // A cheap look (relaxed loads, no lock) at whether the message at `index`
+  // may be there: its block is the head and its bit is set, or a position
+  // past it is claimed while its block is not the head yet. For watching
+  // before a sleep; try_take decides.
+  static bool may_be_ready(const ChannelState& state, std::uint64_t index) noexcept {
+    const BlockHeader* block = state.head();
+    if (block != nullptr &&
+        block->number.load(std::memory_order_relaxed) == block_tag(index / BlockSize)) {
+      return (block->ready.load(std::memory_order_relaxed) &
+              (std::uint32_t{1} << (index % BlockSize))) != 0;
+    }
+    return state.tail_position() != index;
   }
 
   static void release_handle(ChannelState* state) noexcept {

@@ -127,8 +127,9 @@ class ChannelState {
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
-  // for a position past `index` to be claimed. True if one was.
-  bool await_claim_briefly(std::uint64_t index) const noexcept;
+  // until ready(*this, index) says the message may be there. True if so.
+  bool watch_briefly(bool (*ready)(const ChannelState&, std::uint64_t),
+                     std::uint64_t index) const noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
   void announce_receiver_wait() noexcept;
