@@ -84,8 +84,12 @@ struct ChannelOps {
     rx_index = index + 1;
     if (slot == BlockSize - 1) {
       state.finish_block(number, kLayout);  // step 9
-    } else if (state.may_have_spare() && index + 1 == state.tail_position()) {
-      state.release_spare_if_any(kLayout);  // step 10
+    } else if (state.may_have_spare() &&
+               (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{2} << slot)) == 0 &&
+               index + 1 == state.tail_position()) {
+      // Step 10. The next slot's bit (this block's line, already here) is
+      // checked first, so a deep queue never reads the shared claim counter.
+      state.release_spare_if_any(kLayout);
     }
     state.release_permit();  // after the block work: keeps the ceil(C/B)+1 bound
     return true;
