@@ -1,13 +1,13 @@
 // The memory promises of DESIGN.md 2, asserted to the byte with the counting
 // heap hook (leanchan::profiler_hook is linked into this test).
 //
-// With S = sizeof(T), B = BlockSize, C = capacity, and a block of
-// 16 + B*S bytes (these messages have alignment 1):
+// With S = sizeof(T), B = BlockSize, C = capacity, b = min(B, C) slots per
+// block, and a block of 16 + b*S bytes (these messages have alignment 1):
 //   after create:           64                       (1 allocation)
-//   after the k-th send:    64 + ceil(k/B) * block   (from a fresh channel)
-//   after filling C:        64 + ceil(C/B) * block   (1 + ceil(C/B) allocations)
+//   after the k-th send:    64 + ceil(k/b) * block   (from a fresh channel)
+//   after filling C:        64 + ceil(C/b) * block   (1 + ceil(C/b) allocations)
 //   after draining it all:  64 + block               (one block kept for reuse)
-//   at any time:            at most 64 + (ceil(C/B) + 1) * block
+//   at any time:            at most 64 + (ceil(C/b) + 1) * block
 #include <gtest/gtest.h>
 
 #include <array>
@@ -29,9 +29,13 @@ struct Message {
 
 constexpr std::int64_t kControlBlockBytes = 64;
 
+// Slots per block: the block size, or the capacity when smaller.
+constexpr std::size_t slots_per_block(std::size_t block_size, std::size_t capacity) {
+  return block_size < capacity ? block_size : capacity;
+}
 template <std::size_t S, std::size_t B>
-constexpr std::int64_t block_bytes() {
-  return 16 + static_cast<std::int64_t>(B * S);
+constexpr std::int64_t block_bytes(std::size_t capacity) {
+  return 16 + static_cast<std::int64_t>(slots_per_block(B, capacity) * S);
 }
 std::int64_t blocks_for(std::size_t messages, std::size_t block_size) {
   return static_cast<std::int64_t>((messages + block_size - 1) / block_size);
@@ -43,7 +47,8 @@ TEST(Memory, HookIsActive) { ASSERT_TRUE(leanchan::profiler::heap_hook_active())
 template <std::size_t S, std::size_t B>
 void check_create_fill_drain(std::size_t capacity) {
   SCOPED_TRACE(::testing::Message() << "S=" << S << " B=" << B << " C=" << capacity);
-  constexpr std::int64_t kBlock = block_bytes<S, B>();
+  const std::int64_t kBlock = block_bytes<S, B>(capacity);
+  const std::size_t b = slots_per_block(B, capacity);
   HeapProbe probe;
   {
     auto [tx, rx] = leanchan::channel<Message<S>, B>(capacity);
@@ -52,12 +57,12 @@ void check_create_fill_drain(std::size_t capacity) {
     EXPECT_EQ(rx.memory_usage(), static_cast<std::size_t>(kControlBlockBytes));
     for (std::size_t k = 1; k <= capacity; ++k) {
       ASSERT_TRUE(tx.try_send(Message<S>{}).ok());
-      const std::int64_t expected = kControlBlockBytes + blocks_for(k, B) * kBlock;
+      const std::int64_t expected = kControlBlockBytes + blocks_for(k, b) * kBlock;
       ASSERT_EQ(probe.live_bytes(), expected) << "after send " << k;
       ASSERT_EQ(static_cast<std::int64_t>(tx.memory_usage()), expected);
     }
     EXPECT_EQ(tx.try_send(Message<S>{}).status(), leanchan::SendStatus::kFull);
-    EXPECT_EQ(probe.allocations(), 1u + static_cast<std::uint64_t>(blocks_for(capacity, B)));
+    EXPECT_EQ(probe.allocations(), 1u + static_cast<std::uint64_t>(blocks_for(capacity, b)));
     for (std::size_t k = 0; k < capacity; ++k) ASSERT_TRUE(rx.try_recv().ok());
     EXPECT_EQ(probe.live_bytes(), kControlBlockBytes + kBlock);
     EXPECT_EQ(static_cast<std::int64_t>(rx.memory_usage()), kControlBlockBytes + kBlock);
@@ -111,6 +116,16 @@ TEST(Memory, ATinyChannelHoldingOneMessageCostsOneSlot) {
   EXPECT_EQ(probe.live_bytes(), 64 + 16 + 24);  // DESIGN.md 2: at most 64 + 16 + S
 }
 
+TEST(Memory, ACapacityOneChannelCostsOneSlotWhateverItsBlockSize) {
+  HeapProbe probe;
+  auto [tx, rx] = leanchan::channel<Message<1024>, 32>(1);
+  ASSERT_TRUE(tx.send(Message<1024>{}).ok());
+  EXPECT_EQ(probe.live_bytes(), 64 + 16 + 1024);  // not 32 slots: min(B, C) = 1
+  auto [tx16, rx16] = leanchan::channel<Message<24>>(16);  // default B = 21 > 16
+  ASSERT_TRUE(tx16.send(Message<24>{}).ok());
+  EXPECT_EQ(probe.live_bytes(), (64 + 16 + 1024) + (64 + 16 + 16 * 24));
+}
+
 TEST(Memory, PingPongAllocatesNothingAfterTheFirstMessage) {
   for (std::size_t capacity : {1u, 4u, 1024u}) {
     auto [tx, rx] = leanchan::channel<Message<24>, 1>(capacity);
@@ -159,8 +174,9 @@ TEST(Memory, ConstantDepthTrafficAllocatesNothingOnceWarm) {
 template <std::size_t B>
 void check_block_bound(std::size_t capacity, std::uint32_t seed) {
   SCOPED_TRACE(::testing::Message() << "B=" << B << " C=" << capacity << " seed=" << seed);
-  constexpr std::int64_t kBlock = block_bytes<8, B>();
-  const std::int64_t bound = kControlBlockBytes + (blocks_for(capacity, B) + 1) * kBlock;
+  const std::int64_t kBlock = block_bytes<8, B>(capacity);
+  const std::int64_t bound =
+      kControlBlockBytes + (blocks_for(capacity, slots_per_block(B, capacity)) + 1) * kBlock;
   std::mt19937 random(seed);
   HeapProbe probe;
   leanchan::profiler::reset_heap_peak();

@@ -16,6 +16,7 @@ std::int64_t ceil_div(std::size_t a, std::size_t b) { return static_cast<std::in
 // DESIGN.md 2 / docs/design.md "Memory figures", for 1-aligned messages.
 Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,
                                std::size_t capacity) {
+  block_size = std::min(block_size, capacity);  // b = min(B, C) slots per block
   const auto block = static_cast<std::int64_t>(16 + block_size * message_bytes);
   Prediction p;
   p.create = 64;
@@ -48,8 +49,8 @@ Design leanchan_design() {
   Design design;
   design.name = absl::StrCat("leanchan-b", B);
   design.block_size = B;
-  design.formulas = absl::StrCat("create 64; fill 64 + ceil(C/", B, ")·(16 + ", B,
-                                 "·S); drain 64 + 16 + ", B, "·S");
+  design.formulas = absl::StrCat("b = min(", B, ", C); create 64; fill 64 + ceil(C/b)·(16 + ",
+                                 "b·S); drain 64 + 16 + b·S");
   design.measure = [](std::size_t message_bytes, std::size_t capacity) {
     MemoryRow row = leanchan_measure<B>(message_bytes, capacity);
     row.design = absl::StrCat("leanchan-b", B);

@@ -160,7 +160,7 @@ class Receiver {
   bool is_empty() const noexcept { return len() == 0; }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
   // Bytes the channel holds now (control block + live blocks). O(1).
-  std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::kLayout); }
+  std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
 
  private:
   template <class U, std::size_t B>
@@ -209,7 +209,7 @@ class Receiver {
       if (!Ops::try_take(*state, index_, queued)) break;
     }
     // What arrives later through permits is destroyed by the last handle.
-    state->forget_consumed(index_, Ops::kLayout);
+    state->forget_consumed(index_, Ops::layout(*state));
     Ops::release_handle(state);
   }
 

@@ -184,7 +184,7 @@ class Sender {
   }
   // Bytes the channel holds now (control block + live blocks). Takes the
   // list lock briefly; O(1).
-  std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::kLayout); }
+  std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
 
  private:
   friend class WeakSender<T, BlockSize>;

@@ -7,7 +7,8 @@
 //   offset 0   next    BlockHeader*   successor in the list (list lock)
 //   offset 8   ready   atomic<u32>    bit i: slot i written and published
 //   offset 12  number  atomic<u32>    block number mod 2^30 (its "tag")
-//   offset 16  slots   BlockSize * sizeof(T) (16 grows only for alignof(T) > 16)
+//   offset 16  slots   b * sizeof(T), b = min(BlockSize, capacity)
+//                      (16 grows only for alignof(T) > 16)
 #ifndef LEANCHAN_INTERNAL_BLOCK_H_
 #define LEANCHAN_INTERNAL_BLOCK_H_
 
@@ -68,6 +69,11 @@ struct BlockShape {
       (sizeof(BlockHeader) + alignof(T) - 1) / alignof(T) * alignof(T);
   static constexpr std::size_t kBytes = kSlotOffset + BlockSize * sizeof(T);
   static constexpr BlockLayout kLayout{static_cast<std::uint32_t>(BlockSize), kBytes, kAlignment};
+
+  // The layout of a block of `slots` slots (1..BlockSize).
+  static constexpr BlockLayout layout_for(std::uint32_t slots) noexcept {
+    return {slots, kSlotOffset + slots * sizeof(T), kAlignment};
+  }
 
   static T* slot(BlockHeader* block, std::size_t index) noexcept {
     return reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(block) + kSlotOffset +

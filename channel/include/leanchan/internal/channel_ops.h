@@ -36,17 +36,38 @@ template <class T, std::size_t BlockSize>
 struct ChannelOps {
   static_assert(CheckChannelParameters<T, BlockSize>::kValid);
   using Shape = BlockShape<T, BlockSize>;
-  static constexpr const BlockLayout& kLayout = Shape::kLayout;
+
+  // Slots per block for this channel: BlockSize, or the capacity when that
+  // is smaller (a block never needs more slots than the channel can hold, so
+  // a capacity-1 channel's block holds one message).
+  static std::uint32_t slots(const ChannelState& state) noexcept {
+    return state.capacity() < BlockSize ? state.capacity()
+                                        : static_cast<std::uint32_t>(BlockSize);
+  }
+  static BlockLayout layout(const ChannelState& state) noexcept {
+    return Shape::layout_for(slots(state));
+  }
+  struct Place {
+    std::uint64_t block_number;
+    std::uint32_t slot;
+  };
+  // Where `position` lives. The full-size case divides by the constant.
+  static Place place(std::uint64_t position, std::uint32_t slots) noexcept {
+    if (slots == BlockSize) {
+      return {position / BlockSize, static_cast<std::uint32_t>(position % BlockSize)};
+    }
+    return {position / slots, static_cast<std::uint32_t>(position % slots)};
+  }
 
   // Steps 3-6. The caller holds a permit, which this consumes into a queued
   // message. Never blocks on the channel's bound; takes the list lock only
-  // when the slot's block is not the tail (once per BlockSize sends).
+  // when the slot's block is not the tail (once per block of sends).
   static void push(ChannelState& state, T&& value) noexcept {
+    const std::uint32_t block_slots = slots(state);
     const std::uint64_t position = state.claim_position();               // step 3
-    const std::uint64_t number = position / BlockSize;
-    const auto slot = static_cast<std::uint32_t>(position % BlockSize);
+    const auto [number, slot] = place(position, block_slots);
     BlockHeader* block = state.tail_if_numbered(block_tag(number));      // step 4
-    if (block == nullptr) block = state.open_block(number, kLayout);     // step 5
+    if (block == nullptr) block = state.open_block(number, Shape::layout_for(block_slots));  // step 5
     ::new (static_cast<void*>(Shape::slot(block, slot))) T(std::move(value));
     // seq_cst: its release half publishes the value to the receiver's load
     // in try_take; seq_cst orders it before notify_receiver's load (step 6).
@@ -60,8 +81,8 @@ struct ChannelOps {
   static bool try_take(ChannelState& state, std::uint64_t& rx_index,
                        std::optional<T>& out) noexcept {
     const std::uint64_t index = rx_index;
-    const std::uint64_t number = index / BlockSize;
-    const auto slot = static_cast<std::uint32_t>(index % BlockSize);
+    const std::uint32_t block_slots = slots(state);
+    const auto [number, slot] = place(index, block_slots);
     BlockHeader* block = state.head();
     // acquire: pairs with the release renumbering of a block reused in place
     // (step 5c), so the zeroed ready bits are seen before the new ones.
@@ -70,7 +91,7 @@ struct ChannelOps {
       // Nothing claimed past the index: nothing to take, and no lock needed.
       // (A claim that races this load is seen by the re-check of step 11.)
       if (index == state.tail_position()) return false;
-      block = state.advance_head(number, kLayout);  // step 8
+      block = state.advance_head(number, Shape::layout_for(block_slots));  // step 8
       if (block == nullptr) return false;
     }
     // seq_cst: acquire pairs with push's fetch_or (the value is visible);
@@ -82,14 +103,14 @@ struct ChannelOps {
     out.emplace(std::move(*stored));
     stored->~T();
     rx_index = index + 1;
-    if (slot == BlockSize - 1) {
-      state.finish_block(number, kLayout);  // step 9
+    if (slot == block_slots - 1) {
+      state.finish_block(number, Shape::layout_for(block_slots));  // step 9
     } else if (state.may_have_spare() &&
                (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{2} << slot)) == 0 &&
                index + 1 == state.tail_position()) {
       // Step 10. The next slot's bit (this block's line, already here) is
       // checked first, so a deep queue never reads the shared claim counter.
-      state.release_spare_if_any(kLayout);
+      state.release_spare_if_any(Shape::layout_for(block_slots));
     }
     state.release_permit();  // after the block work: keeps the ceil(C/B)+1 bound
     return true;
@@ -110,7 +131,7 @@ struct ChannelOps {
         std::launder(Shape::slot(block, static_cast<std::size_t>(slot)))->~T();
       }
     }
-    state->free_all_blocks(kLayout);
+    state->free_all_blocks(layout(*state));
     delete state;
   }
 
@@ -120,10 +141,9 @@ struct ChannelOps {
   // before a sleep; try_take decides.
   static bool may_be_ready(const ChannelState& state, std::uint64_t index) noexcept {
     const BlockHeader* block = state.head();
-    if (block != nullptr &&
-        block->number.load(std::memory_order_relaxed) == block_tag(index / BlockSize)) {
-      return (block->ready.load(std::memory_order_relaxed) &
-              (std::uint32_t{1} << (index % BlockSize))) != 0;
+    const auto [number, slot] = place(index, slots(state));
+    if (block != nullptr && block->number.load(std::memory_order_relaxed) == block_tag(number)) {
+      return (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0;
     }
     return state.tail_position() != index;
   }
