@@ -12,11 +12,12 @@
 //
 // Memory (S = sizeof(T), B = BlockSize, C = capacity; docs/design.md):
 //   - creation: one allocation of sizeof(ChannelState) = 64 bytes; no slot;
-//   - a block is one allocation of 16 + B*S bytes (the 16 grows to alignof(T)
-//     for over-aligned T), made when a message needs it;
-//   - at most ceil(C/B) + 1 blocks are ever live;
+//   - a block is one allocation of 16 + b*S bytes, b = min(B, C) slots (the
+//     16 grows to alignof(T) for over-aligned T), made when a message needs
+//     it; so a capacity-1 channel holding one message costs 64 + 16 + S;
+//   - at most ceil(C/b) + 1 blocks are ever live;
 //   - after the receiver drains the channel, exactly one block is kept for
-//     reuse (64 + 16 + B*S bytes in all); a fully consumed block is reused in
+//     reuse (64 + 16 + b*S bytes in all); a fully consumed block is reused in
 //     place, so ping-pong traffic allocates nothing after the first message,
 //     and traffic at constant depth allocates nothing once warm.
 //
