@@ -235,7 +235,8 @@ BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
   return block;
 }
 
-void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
+BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
+                                        const BlockLayout& layout) noexcept {
   // Step 9. Publishing the index under the lock is what lets a sender reuse
   // this block in place (step 5c): the lock orders the receiver's moves out
   // of the block before the sender's writes into it.
@@ -256,7 +257,9 @@ void ChannelState::finish_block(std::uint64_t block_number, const BlockLayout& l
       free_spare_locked(layout);
     }
   }
+  BlockHeader* after = head_.load(std::memory_order_relaxed);
   unlock_list();
+  return after;
 }
 
 void ChannelState::release_spare_if_any(const BlockLayout& layout) noexcept {

@@ -129,14 +129,14 @@ void ChannelState::notify_receiver() noexcept {
   }
 }
 
-bool ChannelState::watch_briefly(bool (*ready)(const ChannelState&, std::uint64_t),
-                                 std::uint64_t index) const noexcept {
+bool ChannelState::watch_briefly(bool (*ready)(const void* context),
+                                 const void* context) const noexcept {
   // The pauses between looks double (1, 2, 4, ... 64), then the thread
   // yields: watching shared lines in a tight loop would slow the very
   // sender being waited for.
   int pauses = 1;
   for (int look = 0; look < kPermitSpins / 4 + kPermitYields; ++look) {
-    if (ready(*this, index)) return true;
+    if (ready(context)) return true;
     if (look < kPermitSpins / 4) {
       for (int i = 0; i < pauses; ++i) cpu_relax();
       pauses = pauses < 64 ? pauses * 2 : 64;

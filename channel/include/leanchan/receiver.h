@@ -43,13 +43,13 @@ class Receiver {
  public:
   Receiver(Receiver&& other) noexcept
       : state_(std::exchange(other.state_, nullptr)),
-        index_(other.index_),
+        cursor_(other.cursor_),
         has_notifier_(std::exchange(other.has_notifier_, false)) {}
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       reset();
       state_ = std::exchange(other.state_, nullptr);
-      index_ = other.index_;
+      cursor_ = other.cursor_;
       has_notifier_ = std::exchange(other.has_notifier_, false);
     }
     return *this;
@@ -73,11 +73,11 @@ class Receiver {
   // ended. Never sleeps.
   RecvResult<T> try_recv() noexcept {
     std::optional<T> value;
-    if (Ops::try_take(*state(), index_, value)) return RecvResult<T>::success(std::move(*value));
+    if (Ops::try_take(*state(), cursor_, value)) return RecvResult<T>::success(std::move(*value));
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
     if (state_->is_finished()) {
-      if (Ops::try_take(*state_, index_, value)) return RecvResult<T>::success(std::move(*value));
+      if (Ops::try_take(*state_, cursor_, value)) return RecvResult<T>::success(std::move(*value));
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
     return RecvResult<T>::failure(RecvStatus::kEmpty);
@@ -111,7 +111,7 @@ class Receiver {
     std::size_t count = 1;
     while (count < limit) {
       std::optional<T> value;
-      if (!Ops::try_take(*state_, index_, value)) break;
+      if (!Ops::try_take(*state_, cursor_, value)) break;
       out.push_back(std::move(*value));
       ++count;
     }
@@ -143,7 +143,7 @@ class Receiver {
   // Precondition: a notifier is attached.
   bool arm_notifier() noexcept {
     assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
-    return state()->arm_receive(index_);
+    return state()->arm_receive(cursor_.index);
   }
   // Cancels an armed notifier; true if it had not fired. When this returns
   // its callback is not running.
@@ -155,7 +155,7 @@ class Receiver {
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
-    return static_cast<std::size_t>(state()->tail_position() - index_);
+    return static_cast<std::size_t>(state()->tail_position() - cursor_.index);
   }
   bool is_empty() const noexcept { return len() == 0; }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
@@ -166,7 +166,13 @@ class Receiver {
   template <class U, std::size_t B>
   friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity);
 
-  explicit Receiver(internal::ChannelState* state) noexcept : state_(state) {}
+  explicit Receiver(internal::ChannelState* state) noexcept
+      : state_(state), cursor_(Ops::cursor_for(*state)) {}
+
+  static bool may_be_ready(const void* self) noexcept {
+    const auto* receiver = static_cast<const Receiver*>(self);
+    return Ops::may_be_ready(*receiver->state_, receiver->cursor_);
+  }
 
   internal::ChannelState* state() const noexcept {
     assert(state_ != nullptr && "leanchan: use of a moved-from Receiver");
@@ -177,22 +183,22 @@ class Receiver {
   RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
     internal::ChannelState& state = *this->state();
     for (;;) {
-      if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
+      if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
       // A message is often a moment away: watch for it (bounded) first.
-      if (!state.is_finished() && state.watch_briefly(&Ops::may_be_ready, index_) &&
-          Ops::try_take(state, index_, out)) {
+      if (!state.is_finished() && state.watch_briefly(&Receiver::may_be_ready, this) &&
+          Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }
       state.announce_receiver_wait();
-      if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
+      if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
       if (state.is_finished()) {
         // Nothing queued and nothing can come; one last take covers a
         // message published between the two checks above.
-        if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
+        if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
         return RecvStatus::kDisconnected;
       }
       if (!state.receiver_sleep(deadline)) {
-        if (Ops::try_take(state, index_, out)) return RecvStatus::kOk;
+        if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
         return state.is_finished() ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
       }
     }
@@ -206,15 +212,15 @@ class Receiver {
     state->close();
     for (;;) {
       std::optional<T> queued;  // destroyed at the end of each iteration
-      if (!Ops::try_take(*state, index_, queued)) break;
+      if (!Ops::try_take(*state, cursor_, queued)) break;
     }
     // What arrives later through permits is destroyed by the last handle.
-    state->forget_consumed(index_, Ops::layout(*state));
+    state->forget_consumed(cursor_.index, Ops::layout(*state));
     Ops::release_handle(state);
   }
 
   internal::ChannelState* state_;
-  std::uint64_t index_ = 0;  // position of the next message to take (step 7)
+  typename Ops::Cursor cursor_;  // the next position, the cached head (step 7)
   bool has_notifier_ = false;
 };
 

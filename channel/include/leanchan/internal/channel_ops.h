@@ -75,15 +75,24 @@ struct ChannelOps {
     state.notify_receiver();
   }
 
+  // The receiver's own view, kept in its handle so that taking a message
+  // reads nothing from the shared control line but what it must: the next
+  // position, the head block it reads (refreshed whenever the receiver
+  // itself changes it, or finds it missing) and the slots per block.
+  struct Cursor {
+    std::uint64_t index = 0;
+    BlockHeader* head = nullptr;
+    std::uint32_t slots = 0;
+  };
+  static Cursor cursor_for(const ChannelState& state) noexcept { return {0, nullptr, slots(state)}; }
+
   // Step 7. Receiver thread only. Moves the next message into `out` (which
   // must be empty; T need not be assignable) if it is published.
-  // `index` is the receiver's own position, advanced on success.
-  static bool try_take(ChannelState& state, std::uint64_t& rx_index,
-                       std::optional<T>& out) noexcept {
-    const std::uint64_t index = rx_index;
-    const std::uint32_t block_slots = slots(state);
+  static bool try_take(ChannelState& state, Cursor& cursor, std::optional<T>& out) noexcept {
+    const std::uint64_t index = cursor.index;
+    const std::uint32_t block_slots = cursor.slots;
     const auto [number, slot] = place(index, block_slots);
-    BlockHeader* block = state.head();
+    BlockHeader* block = cursor.head;
     // acquire: pairs with the release renumbering of a block reused in place
     // (step 5c), so the zeroed ready bits are seen before the new ones.
     if (block == nullptr ||
@@ -92,27 +101,26 @@ struct ChannelOps {
       // (A claim that races this load is seen by the re-check of step 11.)
       if (index == state.tail_position()) return false;
       block = state.advance_head(number, Shape::layout_for(block_slots));  // step 8
+      cursor.head = block != nullptr ? block : state.head();
       if (block == nullptr) return false;
     }
     // seq_cst: acquire pairs with push's fetch_or (the value is visible);
     // seq_cst makes this the re-check of step 11 after announcing a wait.
-    if ((block->ready.load(std::memory_order_seq_cst) & (std::uint32_t{1} << slot)) == 0) {
-      return false;
-    }
+    const std::uint32_t bits = block->ready.load(std::memory_order_seq_cst);
+    if ((bits & (std::uint32_t{1} << slot)) == 0) return false;
     T* stored = std::launder(Shape::slot(block, slot));
     out.emplace(std::move(*stored));
     stored->~T();
-    rx_index = index + 1;
+    cursor.index = index + 1;
     if (slot == block_slots - 1) {
-      state.finish_block(number, Shape::layout_for(block_slots));  // step 9
-    } else if (state.may_have_spare() &&
-               (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{2} << slot)) == 0 &&
+      cursor.head = state.finish_block(number, Shape::layout_for(block_slots));  // step 9
+    } else if ((bits & (std::uint32_t{2} << slot)) == 0 && state.may_have_spare() &&
                index + 1 == state.tail_position()) {
-      // Step 10. The next slot's bit (this block's line, already here) is
-      // checked first, so a deep queue never reads the shared claim counter.
+      // Step 10. The next slot's bit (already read, from this block's line)
+      // is checked first, so a deep queue never reads the shared words.
       state.release_spare_if_any(Shape::layout_for(block_slots));
     }
-    state.release_permit();  // after the block work: keeps the ceil(C/B)+1 bound
+    state.release_permit();  // after the block work: keeps the ceil(C/b)+1 bound
     return true;
   }
 
@@ -135,17 +143,17 @@ struct ChannelOps {
     delete state;
   }
 
-  // A cheap look (relaxed loads, no lock) at whether the message at `index`
-  // may be there: its block is the head and its bit is set, or a position
+  // A cheap look (relaxed loads, no lock) at whether the next message may be
+  // there: its block is the cached head and its bit is set, or a position
   // past it is claimed while its block is not the head yet. For watching
   // before a sleep; try_take decides.
-  static bool may_be_ready(const ChannelState& state, std::uint64_t index) noexcept {
-    const BlockHeader* block = state.head();
-    const auto [number, slot] = place(index, slots(state));
+  static bool may_be_ready(const ChannelState& state, const Cursor& cursor) noexcept {
+    const BlockHeader* block = cursor.head;
+    const auto [number, slot] = place(cursor.index, cursor.slots);
     if (block != nullptr && block->number.load(std::memory_order_relaxed) == block_tag(number)) {
       return (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0;
     }
-    return state.tail_position() != index;
+    return state.tail_position() != cursor.index;
   }
 
   static void release_handle(ChannelState* state) noexcept {

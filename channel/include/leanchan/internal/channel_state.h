@@ -114,7 +114,8 @@ class ChannelState {
   // retiring fully consumed blocks before it; null if it is not there yet.
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept;
   // Step 9: the receiver took the last slot of block `block_number`.
-  void finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  // Returns the head block afterwards (the receiver caches it).
+  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
   // Step 10: the channel looked drained; give back the spare block, if kept.
   void release_spare_if_any(const BlockLayout& layout) noexcept;
   bool may_have_spare() const noexcept {
@@ -127,9 +128,8 @@ class ChannelState {
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
-  // until ready(*this, index) says the message may be there. True if so.
-  bool watch_briefly(bool (*ready)(const ChannelState&, std::uint64_t),
-                     std::uint64_t index) const noexcept;
+  // until ready(context) says the message may be there. True if so.
+  bool watch_briefly(bool (*ready)(const void* context), const void* context) const noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
   void announce_receiver_wait() noexcept;
