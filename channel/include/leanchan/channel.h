@@ -28,9 +28,13 @@
 // index is already claimed at that point and cannot be given back.
 //
 // Progress: a send that finds room and whose block exists takes no lock;
-// opening a block (once per B messages) and finishing one on the receiver's
-// side take a small per-channel lock. Blocking calls sleep on a futex and
-// cost no memory while nobody waits.
+// opening a block (once per b messages) and finishing one on the receiver's
+// side take a small per-channel lock. A blocking call that must wait first
+// watches briefly (bounded pauses, then a few yields), then sleeps on a
+// futex; waiting costs no memory.
+//
+// Readiness and coroutines: leanchan/notifier.h, leanchan/ready_set.h,
+// leanchan/coro.h (all included here).
 #ifndef LEANCHAN_CHANNEL_H_
 #define LEANCHAN_CHANNEL_H_
 
@@ -44,6 +48,7 @@
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"
+#include "leanchan/ready_set.h"
 #include "leanchan/receiver.h"
 #include "leanchan/sender.h"
 #include "leanchan/status.h"
