@@ -116,12 +116,14 @@ void ChannelState::notify_receiver() noexcept {
   // announcement (or arming) precedes its re-check: one of the two sees the
   // other.
   std::uint32_t event = rx_event_.load(std::memory_order_seq_cst);
-  while (event == kRxSleeping || event == kRxArmed) {
-    const std::uint32_t next = event == kRxSleeping ? kRxIdle : kRxFiring;
+  while (event == kRxSleeping || event == kRxArmed || event == kRxFiringRearm) {
+    std::uint32_t next = kRxIdle;
+    if (event == kRxArmed) next = kRxFiring;
+    if (event == kRxFiringRearm) next = kRxFiringRearmEvent;  // the firer fires again
     if (rx_event_.compare_exchange_weak(event, next, std::memory_order_seq_cst)) {
       if (event == kRxSleeping) {
         futex_wake(rx_event_, 1);
-      } else {
+      } else if (event == kRxArmed) {
         fire_receive_node();
       }
       return;

@@ -78,18 +78,45 @@ void ChannelState::detach_receive_node() noexcept {
 }
 
 bool ChannelState::arm_receive(std::uint64_t index) noexcept {
-  // A firing from the previous arming may still be finishing: its last act
-  // resets rx_event_ to idle, which must not erase this arming. Wait it out
-  // (only the receiver arms, so no new firing can start meanwhile).
-  disarm_receive();
-  // seq_cst: the arming store and the re-check loads below pair with a
+  // Arm (idle -> armed), or, while a firing from the previous arming is
+  // still running, ask it to re-arm when it ends (firing -> re-arm) instead
+  // of waiting for it: the firer then arms (or fires again if a sender came
+  // meanwhile; see notify_receiver and fire_receive_node).
+  // seq_cst: the arming RMW and the re-check loads below pair with a
   // sender's publishing RMW and its load in notify_receiver (Dekker).
-  rx_event_.store(kRxArmed, std::memory_order_seq_cst);
+  std::uint32_t event = rx_event_.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint32_t next = kRxArmed;
+    if (event == kRxFiring) {
+      next = kRxFiringRearm;
+    } else if (event != kRxIdle && event != kRxSleeping) {
+      break;  // already armed or re-arming
+    }
+    if (rx_event_.compare_exchange_weak(event, next, std::memory_order_seq_cst)) break;
+  }
   if (tail_position_.load(std::memory_order_seq_cst) != index || is_finished()) {
-    disarm_receive();
+    cancel_arming();
     return true;
   }
   return false;
+}
+
+void ChannelState::cancel_arming() noexcept {
+  // The receiver will look again by itself: drop a pending arming. A firing
+  // in progress (or one that already ran) may still call the callback once:
+  // a spurious call, which the contract allows.
+  std::uint32_t event = rx_event_.load(std::memory_order_acquire);
+  for (;;) {
+    std::uint32_t next;
+    if (event == kRxArmed) {
+      next = kRxIdle;
+    } else if (event == kRxFiringRearm || event == kRxFiringRearmEvent) {
+      next = kRxFiring;
+    } else {
+      return;
+    }
+    if (rx_event_.compare_exchange_weak(event, next, std::memory_order_acq_rel)) return;
+  }
 }
 
 bool ChannelState::disarm_receive() noexcept {
@@ -98,6 +125,11 @@ bool ChannelState::disarm_receive() noexcept {
     if (event == kRxArmed) {
       if (rx_event_.compare_exchange_weak(event, kRxIdle, std::memory_order_acq_rel)) return true;
       continue;
+    }
+    if (event == kRxFiringRearm || event == kRxFiringRearmEvent) {
+      // Cancel the re-arm, then wait for the firing like below.
+      if (!rx_event_.compare_exchange_weak(event, kRxFiring, std::memory_order_acq_rel)) continue;
+      event = kRxFiring;
     }
     if (event == kRxFiring || event == kRxFiringAwaited) {
       // acquire: the callback's effects happen before the return below.
@@ -109,16 +141,26 @@ bool ChannelState::disarm_receive() noexcept {
 }
 
 void ChannelState::fire_receive_node() noexcept {
-  // rx_event_ is kRxFiring: the receiver's disarm waits for this call to
-  // end, so the node stays alive and linked; it is first in the list, and
-  // send nodes are only ever appended, so the head is read without the lock.
-  // acquire is more than enough: the node was linked before the receiver
-  // armed, and this thread's CAS on rx_event_ read that arming.
+  // rx_event_ is firing (or a firing variant): the receiver's disarm waits
+  // for this call to end, so the node stays alive and linked; it is first in
+  // the list, and send nodes are only ever appended, so the head is read
+  // without the lock. acquire is more than enough: the node was linked
+  // before the receiver armed, and this thread's CAS on rx_event_ read that
+  // arming.
   WaitNode* node = waiters_.load(std::memory_order_acquire);
-  if (node != nullptr && node->kind == WaitNode::Kind::kReceive) node->callback(node->context);
-  // release: the callback happens-before a disarm that sees idle.
-  if (rx_event_.exchange(kRxIdle, std::memory_order_acq_rel) == kRxFiringAwaited) {
-    futex_wake(rx_event_, INT_MAX);
+  for (;;) {
+    if (node != nullptr && node->kind == WaitNode::Kind::kReceive) node->callback(node->context);
+    // Leave the firing state. acq_rel: the callback happens-before a disarm
+    // that sees the result; the receiver's re-arm request is read here.
+    std::uint32_t event = rx_event_.load(std::memory_order_acquire);
+    for (;;) {
+      std::uint32_t next = kRxIdle;
+      if (event == kRxFiringRearm) next = kRxArmed;       // armed again, as asked
+      if (event == kRxFiringRearmEvent) next = kRxFiring;  // a sender came meanwhile: fire again
+      if (rx_event_.compare_exchange_weak(event, next, std::memory_order_acq_rel)) break;
+    }
+    if (event == kRxFiringAwaited) futex_wake(rx_event_, INT_MAX);
+    if (event != kRxFiringRearmEvent) return;
   }
 }
 

@@ -138,7 +138,9 @@ class ChannelState {
 
   // ---- Readiness (docs/design.md "Readiness") ------------------------------
   // rx_event_ values: 0 idle, 1 receiver sleeping, 2 notifier armed,
-  // 3 notifier firing, 4 firing while the receiver waits for it to end.
+  // 3 notifier firing, 4 firing while the receiver waits for it to end,
+  // 5 firing and asked to re-arm when done, 6 the same and a sender came
+  // meanwhile (the firer calls the callback again).
   void attach_receive_node(WaitNode* node) noexcept;
   void detach_receive_node() noexcept;
   // Arms the receive node; true (and not armed) if a message is claimed past
@@ -174,6 +176,8 @@ class ChannelState {
   static constexpr std::uint32_t kRxArmed = 2;
   static constexpr std::uint32_t kRxFiring = 3;
   static constexpr std::uint32_t kRxFiringAwaited = 4;
+  static constexpr std::uint32_t kRxFiringRearm = 5;       // re-arm when the firing ends
+  static constexpr std::uint32_t kRxFiringRearmEvent = 6;  // ... and a sender came: fire again
 
   void lock_list() const noexcept;
   void unlock_list() const noexcept;
@@ -183,6 +187,7 @@ class ChannelState {
   void free_spare_locked(const BlockLayout& layout) noexcept;
   void fire_send_nodes(bool all) noexcept;
   void fire_receive_node() noexcept;
+  void cancel_arming() noexcept;
   std::size_t live_blocks_locked() const noexcept;
   std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
