@@ -50,8 +50,8 @@ void creation(benchmark::State& state, bool with_message) {
 template <class Design>
 void register_design() {
   for (bool with_message : {false, true}) {
-    const std::string name = std::string("creation/") + Design::name() +
-                             (with_message ? "/create+message" : "/create");
+    const std::string name =
+        std::string("creation/") + Design::name() + (with_message ? "/create+message" : "/create");
     benchmark::RegisterBenchmark(name.c_str(), [with_message](benchmark::State& state) {
       creation<Design>(state, with_message);
     })->Unit(benchmark::kMillisecond);

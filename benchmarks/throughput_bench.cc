@@ -92,12 +92,15 @@ template <class Design, std::size_t S>
 void register_design_size() {
   for (int producers : producer_counts()) {
     for (std::size_t capacity : {std::size_t{1}, std::size_t{16}, std::size_t{1024}}) {
-      const std::string name = "throughput/" + Design::name() + "/producers:" +
-                               std::to_string(producers) + "/msg:" + std::to_string(S) +
-                               "/cap:" + std::to_string(capacity);
-      benchmark::RegisterBenchmark(name.c_str(), [producers, capacity](benchmark::State& state) {
-        throughput<Design, S>(state, producers, capacity);
-      })->UseRealTime()->Unit(benchmark::kMillisecond);
+      const std::string name = "throughput/" + Design::name() +
+                               "/producers:" + std::to_string(producers) +
+                               "/msg:" + std::to_string(S) + "/cap:" + std::to_string(capacity);
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [producers, capacity](benchmark::State& state) {
+                                     throughput<Design, S>(state, producers, capacity);
+                                   })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
     }
   }
 }

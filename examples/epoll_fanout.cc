@@ -34,7 +34,8 @@
 ABSL_FLAG(int, channels, 10000, "Number of channels (1..100000)");
 ABSL_FLAG(int, rate, 1000, "Events per second, in total (1..1000000)");
 ABSL_FLAG(double, seconds, 3.0, "How long to send (0.1..600)");
-ABSL_FLAG(std::string, mode, "epoll", "epoll (one thread, a ReadySet) or threads (one per channel)");
+ABSL_FLAG(std::string, mode, "epoll",
+          "epoll (one thread, a ReadySet) or threads (one per channel)");
 
 namespace {
 
@@ -116,7 +117,8 @@ void serve_with_epoll(std::vector<Rx>& receivers, Results& results, std::atomic<
 
 // One thread per channel, each blocked in recv(). Small stacks, so that
 // 10,000 threads fit.
-void serve_with_threads(std::vector<Rx>& receivers, Results& results, std::atomic<bool>& ready_flag) {
+void serve_with_threads(std::vector<Rx>& receivers, Results& results,
+                        std::atomic<bool>& ready_flag) {
   struct Job {
     Rx* rx;
     std::vector<std::pair<std::int64_t, std::uint32_t>> arrivals;  // latency, sequence
@@ -176,7 +178,8 @@ int main(int argc, char** argv) {
   if (channels < 1 || channels > 100000) return fail("--channels must be in 1..100000");
   if (rate < 1 || rate > 1000000) return fail("--rate must be in 1..1000000");
   if (!(seconds >= 0.1 && seconds <= 600)) return fail("--seconds must be in 0.1..600");
-  if (mode != "epoll" && mode != "threads") return fail("--mode must be epoll or threads, got '" + mode + "'");
+  if (mode != "epoll" && mode != "threads")
+    return fail("--mode must be epoll or threads, got '" + mode + "'");
 
   std::vector<Tx> senders;
   std::vector<Rx> receivers;
@@ -223,10 +226,12 @@ int main(int argc, char** argv) {
   std::uint64_t lost = 0;
   for (auto mark : results.seen) lost += mark == 0 ? 1 : 0;
   lost -= refused;
-  std::printf("| mode | channels | events | rate/s | bytes per idle channel | p50 us | p99 us | p999 us | lost | duplicated | refused (full) |\n");
+  std::printf(
+      "| mode | channels | events | rate/s | bytes per idle channel | p50 us | p99 us | p999 us | "
+      "lost | duplicated | refused (full) |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  std::printf("| %s | %d | %u | %d | %zu | %.1f | %.1f | %.1f | %llu | %llu | %llu |\n", mode.c_str(),
-              channels, total, rate, idle_bytes, percentile_us(sorted, 0.50),
+  std::printf("| %s | %d | %u | %d | %zu | %.1f | %.1f | %.1f | %llu | %llu | %llu |\n",
+              mode.c_str(), channels, total, rate, idle_bytes, percentile_us(sorted, 0.50),
               percentile_us(sorted, 0.99), percentile_us(sorted, 0.999),
               static_cast<unsigned long long>(lost),
               static_cast<unsigned long long>(results.duplicates),

@@ -102,8 +102,7 @@ TEST(ChannelApi, BlockedSendCompletesWhenTheReceiverMakesRoom) {
 TEST(ChannelApi, RecvForTimesOutWhileSendersRemain) {
   auto [tx, rx] = leanchan::channel<int>(4);
   EXPECT_EQ(rx.recv_for(5ms).status(), RecvStatus::kTimedOut);
-  EXPECT_EQ(rx.recv_until(std::chrono::system_clock::now() - 1s).status(),
-            RecvStatus::kTimedOut);
+  EXPECT_EQ(rx.recv_until(std::chrono::system_clock::now() - 1s).status(), RecvStatus::kTimedOut);
   ASSERT_TRUE(tx.send(5).ok());
   auto got = rx.recv_for(60s);
   ASSERT_TRUE(got.ok());
@@ -146,7 +145,7 @@ TEST(ChannelApi, PermitSendCannotFailAndDropGivesTheSlotBack) {
     EXPECT_EQ(tx.try_send(1).status(), SendStatus::kFull);
   }  // `second` dropped unused: its slot comes back
   EXPECT_EQ(tx.capacity(), 1u);
-  rx.close();                 // a permit still delivers after close
+  rx.close();  // a permit still delivers after close
   permit.send(42);
   EXPECT_FALSE(permit);
   EXPECT_EQ(rx.recv(), std::optional<int>(42));

@@ -17,7 +17,9 @@ namespace {
 // executor, keeps its frame after finishing until the Task is destroyed.
 struct Task {
   struct promise_type {
-    Task get_return_object() { return Task{std::coroutine_handle<promise_type>::from_promise(*this)}; }
+    Task get_return_object() {
+      return Task{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
     std::suspend_always initial_suspend() noexcept { return {}; }
     std::suspend_always final_suspend() noexcept { return {}; }
     void return_void() noexcept {}
@@ -126,8 +128,8 @@ TEST(Coroutines, CloseWakesASuspendedSenderWithItsValue) {
   EXPECT_EQ(handed_back, 42);
 }
 
-Task recv_one(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor,
-              std::optional<int>& out, bool& resumed) {
+Task recv_one(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor, std::optional<int>& out,
+              bool& resumed) {
   out = co_await rx.async_recv(executor);
   resumed = true;
 }
@@ -143,8 +145,8 @@ TEST(Coroutines, DestroyingASuspendedReceiverCoroutineCancelsItsWait) {
     executor.schedule(start);
     EXPECT_EQ(executor.run_pending(), 1u);
     EXPECT_FALSE(task.done());
-  }  // destroyed while suspended
-  ASSERT_TRUE(tx.send(7).ok());       // no notifier attached any more
+  }                              // destroyed while suspended
+  ASSERT_TRUE(tx.send(7).ok());  // no notifier attached any more
   EXPECT_EQ(executor.run_pending(), 0u);
   EXPECT_FALSE(resumed);
   EXPECT_EQ(rx.try_recv().value(), 7);  // the message was not lost
@@ -161,7 +163,7 @@ TEST(Coroutines, DestroyingACoroutineWhoseWakeIsQueuedWithdrawsIt) {
     executor.schedule(start);
     EXPECT_EQ(executor.run_pending(), 1u);
     ASSERT_TRUE(tx.send(8).ok());  // queues the wake-up task
-  }  // destroyed with its task queued
+  }                                // destroyed with its task queued
   EXPECT_EQ(executor.run_pending(), 0u);
   EXPECT_FALSE(resumed);
   EXPECT_EQ(rx.try_recv().value(), 8);

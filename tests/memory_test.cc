@@ -41,7 +41,9 @@ std::int64_t blocks_for(std::size_t messages, std::size_t block_size) {
   return static_cast<std::int64_t>((messages + block_size - 1) / block_size);
 }
 
-TEST(Memory, HookIsActive) { ASSERT_TRUE(leanchan::profiler::heap_hook_active()); }
+TEST(Memory, HookIsActive) {
+  ASSERT_TRUE(leanchan::profiler::heap_hook_active());
+}
 
 // Create, each send of a fill, the fill, the drain, and the teardown.
 template <std::size_t S, std::size_t B>
@@ -120,7 +122,7 @@ TEST(Memory, ACapacityOneChannelCostsOneSlotWhateverItsBlockSize) {
   HeapProbe probe;
   auto [tx, rx] = leanchan::channel<Message<1024>, 32>(1);
   ASSERT_TRUE(tx.send(Message<1024>{}).ok());
-  EXPECT_EQ(probe.live_bytes(), 64 + 16 + 1024);  // not 32 slots: min(B, C) = 1
+  EXPECT_EQ(probe.live_bytes(), 64 + 16 + 1024);           // not 32 slots: min(B, C) = 1
   auto [tx16, rx16] = leanchan::channel<Message<24>>(16);  // default B = 21 > 16
   ASSERT_TRUE(tx16.send(Message<24>{}).ok());
   EXPECT_EQ(probe.live_bytes(), (64 + 16 + 1024) + (64 + 16 + 16 * 24));

@@ -19,8 +19,7 @@ struct CliResult {
 CliResult run_memtable(const std::string& arguments) {
   // One file per test: ctest runs these tests in parallel processes.
   const std::string log = ::testing::TempDir() + "memtable_cli_" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-                          ".txt";
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
   const std::string command =
       std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + " > " + log + " 2>&1";
   const int status = std::system(command.c_str());
@@ -68,8 +67,10 @@ TEST(MemtableCli, UnknownFlagFails) {
 
 TEST(MemtableCli, WritesCsvToAFile) {
   const std::string path = ::testing::TempDir() + "memtable_cli_report.csv";
-  const CliResult run = run_memtable("--designs=leanchan-b8 --message_sizes=24 --capacities=16 "
-                               "--many_channels=none --format=csv --output=" + path);
+  const CliResult run = run_memtable(
+      "--designs=leanchan-b8 --message_sizes=24 --capacities=16 "
+      "--many_channels=none --format=csv --output=" +
+      path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::ifstream in(path);
   std::stringstream text;

@@ -35,7 +35,8 @@ TEST(Memtable, LeanchanRowsMatchTheFormulasExactly) {
       }
     }
   }
-  EXPECT_EQ(leanchan_designs, 6);  // plus the tokio-style row, tested below  // block sizes 1, 2, 4, 8, 16, 32
+  EXPECT_EQ(leanchan_designs,
+            6);  // plus the tokio-style row, tested below  // block sizes 1, 2, 4, 8, 16, 32
 }
 
 TEST(Memtable, TokioStyleRowsMatchTokiosFormulaExactly) {
@@ -98,12 +99,12 @@ TEST(Memtable, OptionsNameEachProblem) {
   using Raw = leanchan::report::RawOptions;
   check([](Raw& r) { r.capacities = "16,0"; },
         "--capacities: capacity must be between 1 and 268435456, got 0");
-  check([](Raw& r) { r.capacities = "x"; },
-        "--capacities: 'x' is not a non-negative whole number");
+  check([](Raw& r) { r.capacities = "x"; }, "--capacities: 'x' is not a non-negative whole number");
   check([](Raw& r) { r.message_sizes = "100"; },
         "--message_sizes: message size 100 is not built into this report (built: 8, 24, 128, "
         "250, 1024)");
-  check([](Raw& r) { r.format = "xml"; }, "--format: unknown format 'xml' (known: markdown, csv, json)");
+  check([](Raw& r) { r.format = "xml"; },
+        "--format: unknown format 'xml' (known: markdown, csv, json)");
   check([](Raw& r) { r.many_channels = "0"; },
         "--many_channels: a channel count must be between 1 and 10000000, got 0");
   check([](Raw& r) { r.burst = 17; }, "--burst: 17 messages do not fit --many_capacity=16");

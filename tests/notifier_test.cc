@@ -164,8 +164,7 @@ done:
 }
 
 TEST(Notifier, NoWakeupIsLostWhileProducersRace) {
-  const int per_producer =
-      std::max(50, static_cast<int>(2000 * leanchan::testing::stress_scale()));
+  const int per_producer = std::max(50, static_cast<int>(2000 * leanchan::testing::stress_scale()));
   for (int round = 0; round < 5; ++round) {
     for (std::size_t capacity : {1u, 4u, 64u}) {
       SCOPED_TRACE(::testing::Message() << "round " << round << " capacity " << capacity);

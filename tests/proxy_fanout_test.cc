@@ -3,8 +3,8 @@
 // idle after the bursts drain.
 #include <gtest/gtest.h>
 
-#include "leanchan/channel.h"
 #include "designs.h"
+#include "leanchan/channel.h"
 #include "proxy.h"
 
 namespace {

@@ -1,5 +1,7 @@
 // One thread serves 10,000 channels through a ReadySet and epoll: every
 // event is delivered exactly once, and every channel's end is seen.
+#include "leanchan/ready_set.h"
+
 #include <gtest/gtest.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "leanchan/channel.h"
-#include "leanchan/ready_set.h"
 #include "test_support.h"
 
 namespace {
@@ -30,7 +31,8 @@ struct Service {
 
 TEST(ReadySet, OneThreadServesTenThousandChannels) {
   constexpr int kChannels = 10'000;
-  const int per_producer = std::max(2000, static_cast<int>(100'000 * leanchan::testing::stress_scale()));
+  const int per_producer =
+      std::max(2000, static_cast<int>(100'000 * leanchan::testing::stress_scale()));
   constexpr int kProducers = 2;
   leanchan::ReadySet ready;
   std::vector<std::unique_ptr<Service>> services;
@@ -99,7 +101,8 @@ TEST(ReadySet, OneThreadServesTenThousandChannels) {
     for (auto& t : producers) t.join();
   }
   EXPECT_EQ(received, kProducers * per_producer);
-  for (std::size_t id = 0; id < seen.size(); ++id) ASSERT_EQ(seen[id], 1) << "event " << id << " lost";
+  for (std::size_t id = 0; id < seen.size(); ++id)
+    ASSERT_EQ(seen[id], 1) << "event " << id << " lost";
 }
 
 }  // namespace

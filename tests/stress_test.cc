@@ -45,7 +45,8 @@ void produce(leanchan::Sender<Tracked, B> tx, std::uint64_t producer, std::uint6
         const bool timed = random() % 2 == 0;
         std::optional<Tracked> carry(std::move(message));
         for (;;) {
-          auto result = timed ? tx.send_for(std::move(*carry), 50us) : tx.try_send(std::move(*carry));
+          auto result =
+              timed ? tx.send_for(std::move(*carry), 50us) : tx.try_send(std::move(*carry));
           carry.reset();
           if (result.ok()) break;
           ASSERT_EQ(result.status(),
@@ -90,17 +91,21 @@ void run_stress(int producers, std::size_t capacity, std::uint32_t seed) {
       switch (random() % 3) {
         case 0: {
           auto message = rx.recv();
-          if (message) batch.push_back(std::move(*message)); else ended = true;
+          if (message)
+            batch.push_back(std::move(*message));
+          else
+            ended = true;
           break;
         }
         case 1: {
           auto result = rx.recv_for(1ms);
-          if (result.ok()) batch.push_back(std::move(result).value());
-          else ended = result.status() == leanchan::RecvStatus::kDisconnected;
+          if (result.ok())
+            batch.push_back(std::move(result).value());
+          else
+            ended = result.status() == leanchan::RecvStatus::kDisconnected;
           break;
         }
-        default:
-          ended = rx.recv_many(batch, 1 + random() % 16) == 0;
+        default: ended = rx.recv_many(batch, 1 + random() % 16) == 0;
       }
       if (ended) break;
       for (const Tracked& message : batch) {

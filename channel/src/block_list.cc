@@ -22,7 +22,9 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
-inline std::uint32_t tag_of_word(std::uint32_t word) noexcept { return word >> kTagShift; }
+inline std::uint32_t tag_of_word(std::uint32_t word) noexcept {
+  return word >> kTagShift;
+}
 
 }  // namespace
 
@@ -45,8 +47,7 @@ void ChannelState::lock_list() const noexcept {
       // Taken after sleeping: keep the contended mark, since others may sleep
       // too and the unlock must wake one of them.
       if (list_word_.compare_exchange_weak(word, word | kLocked | kContended,
-                                           std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
+                                           std::memory_order_acquire, std::memory_order_relaxed)) {
         return;
       }
       continue;
@@ -161,8 +162,8 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
       // The spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else if (tail == head_.load(std::memory_order_relaxed) &&
-               tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask,
-                            tail_tag) == 1) {
+               tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) ==
+                   1) {
       // 5c. The only block is fully consumed: reuse it in place. No sender can
       // hold it (none has an unconsumed slot there) and the receiver reads
       // `number` before `ready`, so zero the bits first, then renumber

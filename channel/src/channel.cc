@@ -11,8 +11,8 @@ void validate_capacity(std::size_t capacity) {
   }
   if (capacity > kMaxCapacity) {
     throw std::invalid_argument("leanchan::channel: capacity " + std::to_string(capacity) +
-                                " exceeds leanchan::kMaxCapacity (" +
-                                std::to_string(kMaxCapacity) + ")");
+                                " exceeds leanchan::kMaxCapacity (" + std::to_string(kMaxCapacity) +
+                                ")");
   }
 }
 

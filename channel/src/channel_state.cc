@@ -1,9 +1,9 @@
 // The bound, the waits and the reference counts of a channel (docs/design.md
 // steps 1, 6, 11 and "Lifetime"). The block list lives in block_list.cc.
+#include "leanchan/internal/channel_state.h"
+
 #include <climits>
 #include <thread>
-
-#include "leanchan/internal/channel_state.h"
 
 namespace leanchan::internal {
 namespace {

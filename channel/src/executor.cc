@@ -8,7 +8,10 @@ void ManualExecutor::schedule(ExecutorTask& task) noexcept {
     if (task.queued) return;  // already queued: one run covers both requests
     task.queued = true;
     task.next = nullptr;
-    if (tail_ != nullptr) tail_->next = &task; else head_ = &task;
+    if (tail_ != nullptr)
+      tail_->next = &task;
+    else
+      head_ = &task;
     tail_ = &task;
   }
   wake_.notify_one();
@@ -20,7 +23,10 @@ void ManualExecutor::cancel(ExecutorTask& task) noexcept {
   ExecutorTask* previous = nullptr;
   for (ExecutorTask* node = head_; node != nullptr; previous = node, node = node->next) {
     if (node != &task) continue;
-    if (previous != nullptr) previous->next = node->next; else head_ = node->next;
+    if (previous != nullptr)
+      previous->next = node->next;
+    else
+      head_ = node->next;
     if (tail_ == node) tail_ = previous;
     break;
   }

@@ -12,8 +12,8 @@
 namespace leanchan::internal {
 namespace {
 
-long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value,
-           const timespec* timeout, std::uint32_t mask) noexcept {
+long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const timespec* timeout,
+           std::uint32_t mask) noexcept {
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
                 "leanchan: the futex word must be a plain 32-bit integer");
   return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, timeout, nullptr,
@@ -37,8 +37,8 @@ bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
   at.tv_sec = static_cast<time_t>(seconds.count());
   at.tv_nsec = static_cast<long>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch - seconds).count());
-  const long rc = futex(word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, &at,
-                        FUTEX_BITSET_MATCH_ANY);
+  const long rc =
+      futex(word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, &at, FUTEX_BITSET_MATCH_ANY);
   if (rc == -1 && errno == ETIMEDOUT) return false;
   return true;
 }

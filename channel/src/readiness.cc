@@ -155,7 +155,7 @@ void ChannelState::fire_receive_node() noexcept {
     std::uint32_t event = rx_event_.load(std::memory_order_acquire);
     for (;;) {
       std::uint32_t next = kRxIdle;
-      if (event == kRxFiringRearm) next = kRxArmed;       // armed again, as asked
+      if (event == kRxFiringRearm) next = kRxArmed;        // armed again, as asked
       if (event == kRxFiringRearmEvent) next = kRxFiring;  // a sender came meanwhile: fire again
       if (rx_event_.compare_exchange_weak(event, next, std::memory_order_acq_rel)) break;
     }
@@ -189,7 +189,8 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
   if (linked) {
     unlink(waiters_, node);
     node->state.store(WaitNode::kIdle, std::memory_order_relaxed);
-    tx_waiters_.fetch_sub(ChannelState::kArmedUnit, std::memory_order_relaxed);  // relaxed: a hint count
+    tx_waiters_.fetch_sub(ChannelState::kArmedUnit,
+                          std::memory_order_relaxed);  // relaxed: a hint count
   }
   unlock_list();
   if (!linked) await_callback(node->state, WaitNode::kFiring, WaitNode::kFiringAwaited);
@@ -204,7 +205,8 @@ void ChannelState::fire_send_nodes(bool all) noexcept {
     if (node != nullptr) {
       unlink(waiters_, node);
       node->state.store(WaitNode::kFiring, std::memory_order_relaxed);
-      tx_waiters_.fetch_sub(ChannelState::kArmedUnit, std::memory_order_relaxed);  // relaxed: a hint count
+      tx_waiters_.fetch_sub(ChannelState::kArmedUnit,
+                            std::memory_order_relaxed);  // relaxed: a hint count
     }
     unlock_list();
     if (node == nullptr) return;

@@ -16,10 +16,13 @@ void ReadyEntry::fire(void* self) noexcept {
 }
 
 ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "leanchan::ReadySet: eventfd");
+  if (fd_ < 0)
+    throw std::system_error(errno, std::generic_category(), "leanchan::ReadySet: eventfd");
 }
 
-ReadySet::~ReadySet() { ::close(fd_); }
+ReadySet::~ReadySet() {
+  ::close(fd_);
+}
 
 void ReadySet::push(ReadyEntry* entry) noexcept {
   ReadyEntry* head = head_.load(std::memory_order_relaxed);

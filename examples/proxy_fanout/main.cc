@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
     return fail("--design must be leanchan, tokio-style or both, got '" + design + "'");
   }
   std::vector<std::size_t> counts;
-  for (absl::string_view item : absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipWhitespace())) {
+  for (absl::string_view item :
+       absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipWhitespace())) {
     std::size_t count = 0;
     if (!absl::SimpleAtoi(item, &count) || count < 10 || count > 1'000'000) {
       return fail("--services: '" + std::string(item) + "' is not a count in 10..1000000");
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
   options.burst_interval_ms = absl::GetFlag(FLAGS_burst_interval_ms);
   options.churn_per_second = absl::GetFlag(FLAGS_churn_per_second);
   const int capacity = absl::GetFlag(FLAGS_capacity);
-  if (!(options.seconds >= 0.1 && options.seconds <= 600)) return fail("--seconds must be in 0.1..600");
+  if (!(options.seconds >= 0.1 && options.seconds <= 600))
+    return fail("--seconds must be in 0.1..600");
   if (options.rate < 1 || options.rate > 10'000'000) return fail("--rate must be in 1..10000000");
   if (capacity < 1 || capacity > 1024) return fail("--capacity must be in 1..1024");
   if (options.workers < 1 || options.workers > 64) return fail("--workers must be in 1..64");
@@ -79,7 +81,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| design | services | channel B/idle service | heap B/service idle | RSS B/service idle | "
       "heap B/service peak | heap B/service drained | RSS B/service drained | events/s | "
-      "p50 us | p99 us | p999 us | sent | refused (full) | lost | duplicated | services added/removed |\n"
+      "p50 us | p99 us | p999 us | sent | refused (full) | lost | duplicated | services "
+      "added/removed |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool all_ok = true;
   for (std::size_t count : counts) {
@@ -87,10 +90,11 @@ int main(int argc, char** argv) {
     for (const char* name : {"leanchan", "tokio-style"}) {
       if (design != "both" && design != name) continue;
       const proxy::Report r = std::string(name) == "leanchan" ? proxy::run_leanchan(options)
-                                                               : proxy::run_tokio_style(options);
+                                                              : proxy::run_tokio_style(options);
       all_ok = all_ok && r.ok();
       std::printf(
-          "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %llu | "
+          "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %llu "
+          "| "
           "%llu | %llu | %llu | %llu/%llu |\n",
           r.design.c_str(), r.services, r.channel_bytes_idle, r.heap_idle, r.rss_idle, r.heap_peak,
           r.heap_drained, r.rss_drained, r.events_per_second, r.p50_us, r.p99_us, r.p999_us,

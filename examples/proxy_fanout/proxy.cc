@@ -63,7 +63,8 @@ class Scenario {
 
   struct Worker {
     explicit Worker(std::size_t sample_capacity)
-        : inbox(leanchan::channel<Service*, 32>(1024)), inbox_entry(ready, nullptr),
+        : inbox(leanchan::channel<Service*, 32>(1024)),
+          inbox_entry(ready, nullptr),
           samples(sample_capacity) {}
     leanchan::ReadySet ready;
     std::pair<leanchan::Sender<Service*, 32>, leanchan::Receiver<Service*, 32>> inbox;
@@ -89,7 +90,7 @@ class Scenario {
   std::mt19937_64 random_;
   std::vector<std::unique_ptr<Worker>> workers_;
   absl::flat_hash_map<std::uint64_t, Route> registry_;  // the checker's
-  std::vector<std::uint64_t> keys_;                      // the checker's
+  std::vector<std::uint64_t> keys_;                     // the checker's
   std::uint64_t next_key_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t refused_ = 0;
@@ -196,7 +197,8 @@ void Scenario<D>::serve(Worker& worker) {
 
 double percentile_us(const std::vector<std::int64_t>& sorted, double p) {
   if (sorted.empty()) return 0;
-  return static_cast<double>(sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))]) /
+  return static_cast<double>(
+             sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))]) /
          1000.0;
 }
 
@@ -210,10 +212,11 @@ Report Scenario<D>::run() {
     auto pair = D::make(options_.capacity);
     report.channel_bytes_idle = static_cast<double>(one.live_bytes());
   }
-  const auto expected_events = static_cast<std::size_t>(
-      options_.rate * options_.seconds +
-      options_.seconds * 1000.0 / options_.burst_interval_ms * static_cast<double>(options_.services) /
-          options_.zones * static_cast<double>(options_.capacity));
+  const auto expected_events =
+      static_cast<std::size_t>(options_.rate * options_.seconds +
+                               options_.seconds * 1000.0 / options_.burst_interval_ms *
+                                   static_cast<double>(options_.services) / options_.zones *
+                                   static_cast<double>(options_.capacity));
   for (int w = 0; w < options_.workers; ++w) {
     workers_.push_back(std::make_unique<Worker>(expected_events / options_.workers + 1024));
     // Room for churn up front, so that the proxy's own tables do not grow
@@ -231,17 +234,19 @@ Report Scenario<D>::run() {
   const std::int64_t rss_before = resident();
   leanchan::profiler::HeapProbe probe;
   for (std::size_t i = 0; i < options_.services; ++i) add_service(next_key_++);
-  const auto per_service = [&](double bytes) { return bytes / static_cast<double>(options_.services); };
+  const auto per_service = [&](double bytes) {
+    return bytes / static_cast<double>(options_.services);
+  };
   report.heap_idle = per_service(static_cast<double>(probe.live_bytes()));
   report.rss_idle = per_service(static_cast<double>(resident() - rss_before));
 
   // The run: steady events, zone bursts, churn.
   leanchan::profiler::reset_heap_peak();
-  const std::int64_t heap_base = leanchan::profiler::read_heap_counters().live_requested_bytes -
-                                 probe.live_bytes();
+  const std::int64_t heap_base =
+      leanchan::profiler::read_heap_counters().live_requested_bytes - probe.live_bytes();
   const auto start = Clock::now();
   const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(options_.seconds));
+                                            std::chrono::duration<double>(options_.seconds));
   const auto steady_period = std::chrono::nanoseconds(1'000'000'000LL / std::max(1, options_.rate));
   const auto burst_period = std::chrono::milliseconds(options_.burst_interval_ms);
   const auto churn_period =
@@ -289,7 +294,8 @@ Report Scenario<D>::run() {
   for (auto& worker : workers_) {
     { auto close_inbox = std::move(worker->inbox.first); }
     worker->thread.join();
-    latencies.insert(latencies.end(), worker->samples.values().begin(), worker->samples.values().end());
+    latencies.insert(latencies.end(), worker->samples.values().begin(),
+                     worker->samples.values().end());
   }
   std::sort(latencies.begin(), latencies.end());
   report.sent = sent_;
@@ -308,7 +314,11 @@ Report Scenario<D>::run() {
 
 }  // namespace
 
-Report run_leanchan(const Options& options) { return Scenario<Leanchan>(options).run(); }
-Report run_tokio_style(const Options& options) { return Scenario<TokioStyle>(options).run(); }
+Report run_leanchan(const Options& options) {
+  return Scenario<Leanchan>(options).run();
+}
+Report run_tokio_style(const Options& options) {
+  return Scenario<TokioStyle>(options).run();
+}
 
 }  // namespace proxy

@@ -21,27 +21,27 @@ struct Options {
   std::size_t capacity = 16;
   int workers = 2;
   int zones = 10;
-  int rate = 20'000;               // steady events per second
-  double seconds = 2.0;            // how long the checker runs
-  int burst_interval_ms = 500;     // a zone flaps this often
-  int churn_per_second = 100;      // services removed and added per second
+  int rate = 20'000;            // steady events per second
+  double seconds = 2.0;         // how long the checker runs
+  int burst_interval_ms = 500;  // a zone flaps this often
+  int churn_per_second = 100;   // services removed and added per second
   std::uint32_t seed = 1;
 };
 
 struct Report {
   std::string design;
   std::size_t services = 0;
-  double channel_bytes_idle = 0;   // one idle channel, heap (requested)
-  double heap_idle = 0;            // per service: the whole proxy's heap
-  double rss_idle = 0;             // per service: resident memory
-  double heap_peak = 0;            // per service, highest during the run
-  double heap_drained = 0;         // per service, after every event is taken
+  double channel_bytes_idle = 0;  // one idle channel, heap (requested)
+  double heap_idle = 0;           // per service: the whole proxy's heap
+  double rss_idle = 0;            // per service: resident memory
+  double heap_peak = 0;           // per service, highest during the run
+  double heap_drained = 0;        // per service, after every event is taken
   double rss_drained = 0;
-  double events_per_second = 0;    // received / run time
-  std::uint64_t sent = 0;          // accepted by try_send
-  std::uint64_t refused = 0;       // try_send found the channel full
+  double events_per_second = 0;  // received / run time
+  std::uint64_t sent = 0;        // accepted by try_send
+  std::uint64_t refused = 0;     // try_send found the channel full
   std::uint64_t received = 0;
-  std::uint64_t lost = 0;          // sent but never received, or a gap
+  std::uint64_t lost = 0;  // sent but never received, or a gap
   std::uint64_t duplicated = 0;
   std::uint64_t services_added = 0;
   std::uint64_t services_removed = 0;

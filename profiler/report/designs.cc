@@ -11,7 +11,9 @@
 namespace leanchan::report {
 namespace {
 
-std::int64_t ceil_div(std::size_t a, std::size_t b) { return static_cast<std::int64_t>((a + b - 1) / b); }
+std::int64_t ceil_div(std::size_t a, std::size_t b) {
+  return static_cast<std::int64_t>((a + b - 1) / b);
+}
 
 // DESIGN.md 2 / docs/design.md "Memory figures", for 1-aligned messages.
 Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,

@@ -12,9 +12,9 @@
 namespace leanchan::report {
 
 struct Design {
-  std::string name;         // e.g. "leanchan-b8", "tokio-style"
-  std::size_t block_size;   // slots per block
-  std::string formulas;     // create / fill / drain, in words for the legend
+  std::string name;        // e.g. "leanchan-b8", "tokio-style"
+  std::size_t block_size;  // slots per block
+  std::string formulas;    // create / fill / drain, in words for the legend
   // Measures one (message size, capacity); the size must be supported.
   std::function<MemoryRow(std::size_t message_bytes, std::size_t capacity)> measure;
   // Many channels of 24-byte messages.

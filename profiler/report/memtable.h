@@ -8,8 +8,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,9 +38,9 @@ struct MemoryRow {
   std::string design;
   std::size_t message_bytes = 0;
   std::size_t capacity = 0;
-  std::int64_t create = 0;        // heap bytes after create (requested)
-  std::int64_t fill = 0;          // ... after `capacity` sends
-  std::int64_t drain = 0;         // ... after receiving them all
+  std::int64_t create = 0;  // heap bytes after create (requested)
+  std::int64_t fill = 0;    // ... after `capacity` sends
+  std::int64_t drain = 0;   // ... after receiving them all
   std::uint64_t fill_allocations = 0;
   Prediction predicted;
   bool matches() const {
@@ -94,8 +94,8 @@ inline std::int64_t resident_now() {
 
 // N channels, a burst of `burst` messages into every one, then a drain.
 template <class T, class MakeChannel>
-ManyChannelsRow measure_many_channels(MakeChannel make, std::size_t channels,
-                                      std::size_t capacity, std::size_t burst) {
+ManyChannelsRow measure_many_channels(MakeChannel make, std::size_t channels, std::size_t capacity,
+                                      std::size_t burst) {
   using Pair = decltype(make(capacity));
   ManyChannelsRow row;
   row.channels = channels;

@@ -59,8 +59,8 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   if (child == 0) {
     ::close(fds[0]);
     const auto measured = design.many_channels(channels, capacity, burst);
-    const double numbers[7] = {measured.heap_idle, measured.heap_burst, measured.heap_drained,
-                               measured.rss_idle,  measured.rss_burst,  measured.rss_drained,
+    const double numbers[7] = {measured.heap_idle,  measured.heap_burst, measured.heap_drained,
+                               measured.rss_idle,   measured.rss_burst,  measured.rss_drained,
                                measured.rss_trimmed};
     const bool sent = ::write(fds[1], numbers, sizeof(numbers)) == sizeof(numbers);
     ::_exit(sent ? 0 : 1);

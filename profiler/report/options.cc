@@ -13,7 +13,8 @@
 namespace leanchan::report {
 namespace {
 
-absl::StatusOr<std::vector<std::size_t>> parse_list(absl::string_view flag, absl::string_view text) {
+absl::StatusOr<std::vector<std::size_t>> parse_list(absl::string_view flag,
+                                                    absl::string_view text) {
   std::vector<std::size_t> values;
   for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     std::size_t value = 0;
@@ -65,10 +66,9 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   const auto& supported = supported_message_sizes();
   for (std::size_t size : *sizes) {
     if (std::find(supported.begin(), supported.end(), size) == supported.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--message_sizes: message size ", size,
-                       " is not built into this report (built: ", absl::StrJoin(supported, ", "),
-                       ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--message_sizes: message size ", size,
+          " is not built into this report (built: ", absl::StrJoin(supported, ", "), ")"));
     }
   }
   options.message_sizes = *sizes;
@@ -101,9 +101,8 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   if (auto status = check_capacity("many_capacity", raw.many_capacity); !status.ok()) return status;
   options.many_capacity = raw.many_capacity;
   if (raw.burst > raw.many_capacity) {
-    return absl::InvalidArgumentError(absl::StrCat("--burst: ", raw.burst,
-                                                   " messages do not fit --many_capacity=",
-                                                   raw.many_capacity));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--burst: ", raw.burst, " messages do not fit --many_capacity=", raw.many_capacity));
   }
   options.burst = raw.burst;
 

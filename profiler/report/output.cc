@@ -10,20 +10,19 @@ namespace {
 std::string memory_markdown(const std::vector<const Design*>& designs,
                             const std::vector<MemoryRow>& rows) {
   if (rows.empty()) return {};
-  std::string out = absl::StrCat(
-      "## Heap bytes per channel (allocator: ", profiler::heap_backend_name(),
-      ")\n\nRequested heap bytes relative to just before creation, one sender and one "
-      "receiver alive. fill = `capacity` sends, drain = then receive them all. "
-      "\"predicted\" is the design's formula; a mismatch is flagged.\n\n"
-      "| design | msg bytes | capacity | create | fill | drain | allocs to fill | "
-      "predicted create / fill / drain | ok |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  std::string out =
+      absl::StrCat("## Heap bytes per channel (allocator: ", profiler::heap_backend_name(),
+                   ")\n\nRequested heap bytes relative to just before creation, one sender and one "
+                   "receiver alive. fill = `capacity` sends, drain = then receive them all. "
+                   "\"predicted\" is the design's formula; a mismatch is flagged.\n\n"
+                   "| design | msg bytes | capacity | create | fill | drain | allocs to fill | "
+                   "predicted create / fill / drain | ok |\n"
+                   "|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
   for (const MemoryRow& row : rows) {
     absl::StrAppendFormat(&out, "| %s | %d | %d | %d | %d | %d | %d | %d / %d / %d | %s |\n",
                           row.design, row.message_bytes, row.capacity, row.create, row.fill,
-                          row.drain, row.fill_allocations, row.predicted.create,
-                          row.predicted.fill, row.predicted.drain,
-                          row.matches() ? "yes" : "**MISMATCH**");
+                          row.drain, row.fill_allocations, row.predicted.create, row.predicted.fill,
+                          row.predicted.drain, row.matches() ? "yes" : "**MISMATCH**");
   }
   absl::StrAppend(&out, "\nFormulas (S = message bytes, C = capacity):\n\n");
   for (const Design* design : designs) {
@@ -62,9 +61,8 @@ std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChanne
   for (const MemoryRow& row : rows) {
     absl::StrAppendFormat(&out, "memory,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s\n", allocator,
                           row.design, row.message_bytes, row.capacity, row.create, row.fill,
-                          row.drain, row.fill_allocations, row.predicted.create,
-                          row.predicted.fill, row.predicted.drain,
-                          row.matches() ? "true" : "false");
+                          row.drain, row.fill_allocations, row.predicted.create, row.predicted.fill,
+                          row.predicted.drain, row.matches() ? "true" : "false");
   }
   if (!many.empty()) {
     absl::StrAppend(&out,
@@ -81,8 +79,8 @@ std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChanne
 }
 
 std::string json(const std::vector<MemoryRow>& rows, const std::vector<ManyChannelsRow>& many) {
-  std::string out = absl::StrCat("{\n  \"allocator\": \"", profiler::heap_backend_name(),
-                                 "\",\n  \"memory\": [");
+  std::string out =
+      absl::StrCat("{\n  \"allocator\": \"", profiler::heap_backend_name(), "\",\n  \"memory\": [");
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const MemoryRow& row = rows[i];
     absl::StrAppendFormat(

@@ -35,7 +35,9 @@ void reset_heap_peak() noexcept {
                          std::memory_order_relaxed);
 }
 
-bool heap_hook_active() noexcept { return g_backend.load(std::memory_order_relaxed) != nullptr; }
+bool heap_hook_active() noexcept {
+  return g_backend.load(std::memory_order_relaxed) != nullptr;
+}
 
 const char* heap_backend_name() noexcept {
   const char* name = g_backend.load(std::memory_order_relaxed);

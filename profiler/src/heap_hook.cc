@@ -37,9 +37,15 @@ constexpr const char* kBackend = "mimalloc";
 void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
   return mi_malloc_aligned(bytes, alignment);
 }
-void backend_free(void* base) noexcept { mi_free(base); }
-std::size_t backend_usable(void* base) noexcept { return mi_usable_size(base); }
-void backend_release_free_memory() { mi_collect(true); }
+void backend_free(void* base) noexcept {
+  mi_free(base);
+}
+std::size_t backend_usable(void* base) noexcept {
+  return mi_usable_size(base);
+}
+void backend_release_free_memory() {
+  mi_collect(true);
+}
 #else
 constexpr const char* kBackend = "glibc malloc";
 void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
@@ -47,13 +53,21 @@ void* backend_alloc(std::size_t bytes, std::size_t alignment) noexcept {
   void* base = nullptr;
   return ::posix_memalign(&base, alignment, bytes) == 0 ? base : nullptr;
 }
-void backend_free(void* base) noexcept { std::free(base); }
-std::size_t backend_usable(void* base) noexcept { return ::malloc_usable_size(base); }
-void backend_release_free_memory() { ::malloc_trim(0); }
+void backend_free(void* base) noexcept {
+  std::free(base);
+}
+std::size_t backend_usable(void* base) noexcept {
+  return ::malloc_usable_size(base);
+}
+void backend_release_free_memory() {
+  ::malloc_trim(0);
+}
 #endif
 
 struct Registration {
-  Registration() noexcept { leanchan::profiler::internal::register_hook(kBackend, &backend_release_free_memory); }
+  Registration() noexcept {
+    leanchan::profiler::internal::register_hook(kBackend, &backend_release_free_memory);
+  }
 } const g_registration;
 
 void* allocate(std::size_t requested, std::size_t alignment) noexcept {
@@ -100,24 +114,64 @@ constexpr std::size_t kDefault = __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
 }  // namespace
 
-void* operator new(std::size_t n) { return allocate_or_throw(n, kDefault); }
-void* operator new[](std::size_t n) { return allocate_or_throw(n, kDefault); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate_nothrow(n, kDefault); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate_nothrow(n, kDefault); }
-void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(n, static_cast<std::size_t>(a)); }
-void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return allocate_nothrow(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return allocate_nothrow(n, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t n) {
+  return allocate_or_throw(n, kDefault);
+}
+void* operator new[](std::size_t n) {
+  return allocate_or_throw(n, kDefault);
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate_nothrow(n, kDefault);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return allocate_nothrow(n, kDefault);
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  return allocate_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a) {
+  return allocate_or_throw(n, static_cast<std::size_t>(a));
+}
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_nothrow(n, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  return allocate_nothrow(n, static_cast<std::size_t>(a));
+}
 
-void operator delete(void* p) noexcept { deallocate(p); }
-void operator delete[](void* p) noexcept { deallocate(p); }
-void operator delete(void* p, std::size_t) noexcept { deallocate(p); }
-void operator delete[](void* p, std::size_t) noexcept { deallocate(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { deallocate(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { deallocate(p); }
-void operator delete(void* p, std::align_val_t) noexcept { deallocate(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { deallocate(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { deallocate(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { deallocate(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { deallocate(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { deallocate(p); }
+void operator delete(void* p) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p) noexcept {
+  deallocate(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  deallocate(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  deallocate(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  deallocate(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  deallocate(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  deallocate(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+  deallocate(p);
+}

@@ -56,7 +56,10 @@ Acquire Semaphore::acquire(const leanchan::internal::Deadline* deadline) noexcep
     return first;
   }
   node.prev = tail_;
-  if (tail_ != nullptr) tail_->next = &node; else head_ = &node;
+  if (tail_ != nullptr)
+    tail_->next = &node;
+  else
+    head_ = &node;
   tail_ = &node;
   mutex_.unlock();
   for (;;) {
@@ -69,8 +72,14 @@ Acquire Semaphore::acquire(const leanchan::internal::Deadline* deadline) noexcep
   mutex_.lock();
   const std::uint32_t state = node.state.load(std::memory_order_acquire);
   if (state == 0) {
-    if (node.prev != nullptr) node.prev->next = node.next; else head_ = node.next;
-    if (node.next != nullptr) node.next->prev = node.prev; else tail_ = node.prev;
+    if (node.prev != nullptr)
+      node.prev->next = node.next;
+    else
+      head_ = node.next;
+    if (node.next != nullptr)
+      node.next->prev = node.prev;
+    else
+      tail_ = node.prev;
   }
   mutex_.unlock();
   if (state == 1) return Acquire::kAcquired;
@@ -83,7 +92,10 @@ void Semaphore::release(std::size_t permits) noexcept {
   while (permits > 0 && head_ != nullptr) {
     Waiter* waiter = head_;
     head_ = waiter->next;
-    if (head_ != nullptr) head_->prev = nullptr; else tail_ = nullptr;
+    if (head_ != nullptr)
+      head_->prev = nullptr;
+    else
+      tail_ = nullptr;
     --permits;
     waiter->state.store(1, std::memory_order_release);
     // The owner may return (and its stack node die) as soon as it sees the

@@ -138,7 +138,7 @@ class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitabl
   }
   void detach() noexcept {
     if (!attached_) return;
-    rx_->clear_notifier();                  // waits out a callback in progress
+    rx_->clear_notifier();                 // waits out a callback in progress
     this->executor_->cancel(this->task_);  // withdraws a task it queued
     attached_ = false;
   }

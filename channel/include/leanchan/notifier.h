@@ -32,7 +32,6 @@
 
 namespace leanchan {
 
-
 class Notifier {
  public:
   using Callback = void (*)(void* context);

@@ -35,7 +35,6 @@
 
 namespace leanchan {
 
-
 template <class T, std::size_t BlockSize>
 class Receiver {
   using Ops = internal::ChannelOps<T, BlockSize>;

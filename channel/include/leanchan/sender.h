@@ -33,7 +33,6 @@
 
 namespace leanchan {
 
-
 // One reserved slot. send() fills it and cannot fail, even if the receiver
 // closes meanwhile (the message is then queued as any other and destroyed with
 // the channel). Destroying a permit unused gives the slot back. A live permit
@@ -148,9 +147,7 @@ class Sender {
   // status() kClosed, if the channel is closed.
   Permit<T, BlockSize> reserve() noexcept { return make_permit(state()->acquire_permit(nullptr)); }
   // Reserves one slot only if one is free now (status() kFull or kClosed).
-  Permit<T, BlockSize> try_reserve() noexcept {
-    return make_permit(state()->try_acquire_permit());
-  }
+  Permit<T, BlockSize> try_reserve() noexcept { return make_permit(state()->try_acquire_permit()); }
 
   // co_await tx.async_send(value, executor): a coroutine-friendly send();
   // see leanchan/coro.h (included by leanchan/channel.h).
@@ -161,14 +158,10 @@ class Sender {
   // `notifier`, one-shot: it is called when a slot frees (on the receiving
   // thread) or the channel closes. Any number of senders may arm their own.
   // Takes the channel's list lock briefly; allocates nothing.
-  bool notify_when_room(Notifier& notifier) noexcept {
-    return state()->arm_send(&notifier.node_);
-  }
+  bool notify_when_room(Notifier& notifier) noexcept { return state()->arm_send(&notifier.node_); }
   // Cancels an armed `notifier`; true if it had not fired. When this returns
   // its callback is not running.
-  bool cancel_notify(Notifier& notifier) noexcept {
-    return state()->cancel_send(&notifier.node_);
-  }
+  bool cancel_notify(Notifier& notifier) noexcept { return state()->cancel_send(&notifier.node_); }
 
   // True once the receiver has closed the channel or been destroyed.
   bool is_closed() const noexcept { return state()->is_closed(); }

@@ -75,8 +75,7 @@ class [[nodiscard]] SendResult {
 
  private:
   SendResult() noexcept = default;
-  SendResult(SendStatus status, T&& value) noexcept
-      : status_(status), value_(std::move(value)) {}
+  SendResult(SendStatus status, T&& value) noexcept : status_(status), value_(std::move(value)) {}
 
   SendStatus status_ = SendStatus::kOk;
   std::optional<T> value_;

@@ -40,7 +40,7 @@ using leanchan::SendStatus;
 // The shared state, laid out as Tokio's ArcInner<Chan>: 176 bytes.
 template <class T>
 struct Chan {
-  std::atomic<std::size_t> strong;  // Arc strong count: every handle
+  std::atomic<std::size_t> strong;   // Arc strong count: every handle
   std::atomic<std::size_t> weak{1};  // Arc weak count (layout only)
   // Notify for rx-closed (32 bytes; layout only: there is no async closed()).
   std::atomic<std::size_t> notify_state{0};
@@ -48,9 +48,9 @@ struct Chan {
   bool notify_poisoned = false;
   void* notify_head = nullptr;
   void* notify_tail = nullptr;
-  ListTx<T> tx;                // 16
-  Semaphore semaphore;         // 40
-  std::size_t bound;           // 8
+  ListTx<T> tx;         // 16
+  Semaphore semaphore;  // 40
+  std::size_t bound;    // 8
   // AtomicWaker for the receiver (24): a state word (0 idle, 1 receiver
   // parked, 2 a registered waker armed, 3 waking it) and the waker's two
   // words, here a callback and its argument (Tokio stores data + vtable).
@@ -300,7 +300,8 @@ class Receiver {
 // Creates a channel; throws std::invalid_argument for capacity 0 (Tokio panics).
 template <class T>
 std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
-  if (capacity == 0) throw std::invalid_argument("tokio_style::channel: capacity must be at least 1");
+  if (capacity == 0)
+    throw std::invalid_argument("tokio_style::channel: capacity must be at least 1");
   Block<T>* first = Block<T>::allocate(0);
   auto* chan = new Chan<T>(capacity, first);
   return {Sender<T>(chan), Receiver<T>(chan)};

@@ -51,7 +51,8 @@ struct BlockHeader {
   // the lock (acquire) and by senders only under the lock.
   std::atomic<std::uint32_t> number{0};
 };
-static_assert(sizeof(BlockHeader) == 16, "leanchan: a block header must stay 16 bytes (DESIGN.md 2)");
+static_assert(sizeof(BlockHeader) == 16,
+              "leanchan: a block header must stay 16 bytes (DESIGN.md 2)");
 
 // The shape of a block for one (T, BlockSize): what the non-templated list code
 // needs to allocate, free and index blocks.

@@ -41,8 +41,7 @@ struct ChannelOps {
   // is smaller (a block never needs more slots than the channel can hold, so
   // a capacity-1 channel's block holds one message).
   static std::uint32_t slots(const ChannelState& state) noexcept {
-    return state.capacity() < BlockSize ? state.capacity()
-                                        : static_cast<std::uint32_t>(BlockSize);
+    return state.capacity() < BlockSize ? state.capacity() : static_cast<std::uint32_t>(BlockSize);
   }
   static BlockLayout layout(const ChannelState& state) noexcept {
     return Shape::layout_for(slots(state));
@@ -64,10 +63,11 @@ struct ChannelOps {
   // when the slot's block is not the tail (once per block of sends).
   static void push(ChannelState& state, T&& value) noexcept {
     const std::uint32_t block_slots = slots(state);
-    const std::uint64_t position = state.claim_position();               // step 3
+    const std::uint64_t position = state.claim_position();  // step 3
     const auto [number, slot] = place(position, block_slots);
-    BlockHeader* block = state.tail_if_numbered(block_tag(number));      // step 4
-    if (block == nullptr) block = state.open_block(number, Shape::layout_for(block_slots));  // step 5
+    BlockHeader* block = state.tail_if_numbered(block_tag(number));  // step 4
+    if (block == nullptr)
+      block = state.open_block(number, Shape::layout_for(block_slots));  // step 5
     ::new (static_cast<void*>(Shape::slot(block, slot))) T(std::move(value));
     // seq_cst: its release half publishes the value to the receiver's load
     // in try_take; seq_cst orders it before notify_receiver's load (step 6).
@@ -84,7 +84,9 @@ struct ChannelOps {
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
   };
-  static Cursor cursor_for(const ChannelState& state) noexcept { return {0, nullptr, slots(state)}; }
+  static Cursor cursor_for(const ChannelState& state) noexcept {
+    return {0, nullptr, slots(state)};
+  }
 
   // Step 7. Receiver thread only. Moves the next message into `out` (which
   // must be empty; T need not be assignable) if it is published.
@@ -95,8 +97,7 @@ struct ChannelOps {
     BlockHeader* block = cursor.head;
     // acquire: pairs with the release renumbering of a block reused in place
     // (step 5c), so the zeroed ready bits are seen before the new ones.
-    if (block == nullptr ||
-        block->number.load(std::memory_order_acquire) != block_tag(number)) {
+    if (block == nullptr || block->number.load(std::memory_order_acquire) != block_tag(number)) {
       // Nothing claimed past the index: nothing to take, and no lock needed.
       // (A claim that races this load is seen by the re-check of step 11.)
       if (index == state.tail_position()) return false;
