@@ -316,3 +316,39 @@ TEST(ChannelApi, StatusesHaveNames) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ChannelApi, MoveAssigningAReceiverClosesTheChannelItHeld) {
+  auto [tx_a, rx_a] = leanchan::channel<int>(4);
+  auto [tx_b, rx_b] = leanchan::channel<int>(4);
+  ASSERT_TRUE(tx_b.send(2).ok());
+  rx_a = std::move(rx_b);  // channel a loses its receiver: closed
+  EXPECT_TRUE(tx_a.is_closed());
+  EXPECT_EQ(tx_a.send(1).status(), leanchan::SendStatus::kClosed);
+  EXPECT_EQ(rx_a.recv(), std::optional<int>(2));  // channel b's message
+}
+
+TEST(ChannelApi, CopyAssigningASenderMovesItToTheOtherChannel) {
+  auto [tx_a, rx_a] = leanchan::channel<int>(4);
+  auto [tx_b, rx_b] = leanchan::channel<int>(4);
+  auto extra = tx_a;
+  extra = tx_b;  // channel a keeps tx_a; extra now feeds b
+  EXPECT_TRUE(extra.same_channel(tx_b));
+  { auto gone = std::move(tx_b); }
+  ASSERT_TRUE(extra.send(5).ok());
+  { auto gone = std::move(extra); }
+  EXPECT_EQ(rx_b.recv(), std::optional<int>(5));
+  EXPECT_EQ(rx_b.recv(), std::nullopt);  // b's last sender went with `extra`
+  EXPECT_EQ(rx_a.try_recv().status(), leanchan::RecvStatus::kEmpty);  // a still open
+}
+
+TEST(ChannelApi, MemoryUsageIsTheSameFromEitherEnd) {
+  auto [tx, rx] = leanchan::channel<std::uint64_t, 4>(16);
+  EXPECT_EQ(tx.memory_usage(), 64u);
+  for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(tx.send(i).ok());
+  EXPECT_EQ(tx.memory_usage(), rx.memory_usage());
+  EXPECT_EQ(rx.memory_usage(), 64u + 2 * (16 + 4 * 8));  // ceil(6/4) blocks
+}
+
+}  // namespace
