@@ -29,9 +29,6 @@ struct Prediction {
   std::int64_t create = 0;
   std::int64_t fill = 0;
   std::int64_t drain = 0;
-  std::string create_formula;
-  std::string fill_formula;
-  std::string drain_formula;
 };
 
 struct MemoryRow {

@@ -135,10 +135,6 @@ struct Block {
   }
 };
 
-// 32-byte header + 32 slots, exactly what Tokio 1.24 allocates per block.
-template <class T>
-inline constexpr std::size_t kBlockBytes = 32 + kBlockCap * sizeof(T);
-
 }  // namespace tokio_style
 
 #endif  // TOKIO_STYLE_BLOCK_H_

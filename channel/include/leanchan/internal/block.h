@@ -57,7 +57,7 @@ static_assert(sizeof(BlockHeader) == 16,
 // The shape of a block for one (T, BlockSize): what the non-templated list code
 // needs to allocate, free and index blocks.
 struct BlockLayout {
-  std::uint32_t slots;    // BlockSize
+  std::uint32_t slots;    // min(BlockSize, capacity)
   std::size_t bytes;      // header + slots, the exact request to operator new
   std::size_t alignment;  // max(alignof(BlockHeader), alignof(T))
 };
@@ -68,8 +68,6 @@ struct BlockShape {
   // The slots start right after the header, or at the next multiple of alignof(T).
   static constexpr std::size_t kSlotOffset =
       (sizeof(BlockHeader) + alignof(T) - 1) / alignof(T) * alignof(T);
-  static constexpr std::size_t kBytes = kSlotOffset + BlockSize * sizeof(T);
-  static constexpr BlockLayout kLayout{static_cast<std::uint32_t>(BlockSize), kBytes, kAlignment};
 
   // The layout of a block of `slots` slots (1..BlockSize).
   static constexpr BlockLayout layout_for(std::uint32_t slots) noexcept {
