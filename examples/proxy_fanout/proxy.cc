@@ -6,7 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -97,6 +99,11 @@ class Scenario {
   std::uint64_t added_ = 0;
   std::uint64_t removed_ = 0;
   std::atomic<std::uint64_t> received_{0};
+  // The drain wait: run() sleeps on drained_ while draining_ is set; workers
+  // notify it after each batch only then, so the steady run costs one load.
+  std::atomic<bool> draining_{false};
+  std::mutex drain_mutex_;
+  std::condition_variable drained_;
   std::atomic<std::uint64_t> lost_{0};
   std::atomic<std::uint64_t> duplicated_{0};
 };
@@ -156,9 +163,16 @@ void Scenario<D>::serve_service(Worker& worker, Service* service) {
         lost_.fetch_add(event.sequence - service->expected, std::memory_order_relaxed);
         service->expected = event.sequence + 1;
       }
-      received_.fetch_add(1, std::memory_order_relaxed);
+      // seq_cst, with the load of draining_ below: Dekker with the drain
+      // wait in run() (either it sees this count, or this sees its flag).
+      received_.fetch_add(1, std::memory_order_seq_cst);
     }
   } while (!ended && D::arm(service->rx));
+  if (draining_.load(std::memory_order_seq_cst)) {
+    // Only while run() waits for the drain: wake it to re-check the count.
+    { std::lock_guard<std::mutex> lock(drain_mutex_); }
+    drained_.notify_one();
+  }
   if (ended) {
     D::unwatch(service->rx);
     worker.services.erase(service);
@@ -279,9 +293,12 @@ Report Scenario<D>::run() {
 
   // Drain: wait (bounded: 30 s) until the workers have taken every event
   // that was sent; a shortfall is reported as lost.
-  const auto drain_deadline = Clock::now() + std::chrono::seconds(30);
-  while (received_.load() < sent_ && Clock::now() < drain_deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polling a counter, bounded
+  {
+    std::unique_lock<std::mutex> lock(drain_mutex_);
+    draining_.store(true, std::memory_order_seq_cst);
+    drained_.wait_for(lock, std::chrono::seconds(30),
+                      [this] { return received_.load(std::memory_order_seq_cst) >= sent_; });
+    draining_.store(false, std::memory_order_relaxed);
   }
   report.heap_peak = per_service(static_cast<double>(
       leanchan::profiler::read_heap_counters().peak_requested_bytes - heap_base));
