@@ -42,6 +42,13 @@ struct Starter : leanchan::ExecutorTask {
   std::coroutine_handle<> handle;
 };
 
+// Runs `task` on `executor` until it first suspends (or finishes).
+void start_and_run(Task& task, leanchan::ManualExecutor& executor) {
+  Starter start(task.handle);
+  executor.schedule(start);
+  EXPECT_EQ(executor.run_pending(), 1u);
+}
+
 Task consume(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor, std::vector<int>& out,
              std::atomic<bool>& finished) {
   while (std::optional<int> value = co_await rx.async_recv(executor)) out.push_back(*value);
@@ -117,9 +124,7 @@ TEST(Coroutines, CloseWakesASuspendedSenderWithItsValue) {
   leanchan::SendStatus status = leanchan::SendStatus::kOk;
   int handed_back = 0;
   Task task = send_one(tx, executor, status, handed_back);
-  Starter start(task.handle);
-  executor.schedule(start);
-  EXPECT_EQ(executor.run_pending(), 1u);  // started, then suspended: full
+  start_and_run(task, executor);
   EXPECT_FALSE(task.done());
   rx.close();
   EXPECT_EQ(executor.run_pending(), 1u);  // resumed by the close
@@ -141,9 +146,7 @@ TEST(Coroutines, DestroyingASuspendedReceiverCoroutineCancelsItsWait) {
   bool resumed = false;
   {
     Task task = recv_one(rx, executor, out, resumed);
-    Starter start(task.handle);
-    executor.schedule(start);
-    EXPECT_EQ(executor.run_pending(), 1u);
+    start_and_run(task, executor);
     EXPECT_FALSE(task.done());
   }                              // destroyed while suspended
   ASSERT_TRUE(tx.send(7).ok());  // no notifier attached any more
@@ -159,9 +162,7 @@ TEST(Coroutines, DestroyingACoroutineWhoseWakeIsQueuedWithdrawsIt) {
   bool resumed = false;
   {
     Task task = recv_one(rx, executor, out, resumed);
-    Starter start(task.handle);
-    executor.schedule(start);
-    EXPECT_EQ(executor.run_pending(), 1u);
+    start_and_run(task, executor);
     ASSERT_TRUE(tx.send(8).ok());  // queues the wake-up task
   }                                // destroyed with its task queued
   EXPECT_EQ(executor.run_pending(), 0u);
@@ -175,9 +176,7 @@ TEST(Coroutines, SuspendedReceiverSeesTheEnd) {
   std::optional<int> out = 5;
   bool resumed = false;
   Task task = recv_one(rx, executor, out, resumed);
-  Starter start(task.handle);
-  executor.schedule(start);
-  EXPECT_EQ(executor.run_pending(), 1u);
+  start_and_run(task, executor);
   { auto gone = std::move(tx); }
   EXPECT_EQ(executor.run_pending(), 1u);
   EXPECT_TRUE(resumed);

@@ -10,6 +10,9 @@ namespace {
 
 constexpr int kPermitSpins = 64;   // bounded: pause-spins, then
 constexpr int kPermitYields = 16;  // yields, then the sender sleeps
+constexpr int kWatchLooks = 16;    // receiver: looks with doubling pauses, then
+constexpr int kWatchYields = 16;   // yields, then it sleeps
+constexpr int kWatchMaxPauses = 64;
 
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
@@ -137,11 +140,11 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
   // yields: watching shared lines in a tight loop would slow the very
   // sender being waited for.
   int pauses = 1;
-  for (int look = 0; look < kPermitSpins / 4 + kPermitYields; ++look) {
+  for (int look = 0; look < kWatchLooks + kWatchYields; ++look) {
     if (ready(context)) return true;
-    if (look < kPermitSpins / 4) {
+    if (look < kWatchLooks) {
       for (int i = 0; i < pauses; ++i) cpu_relax();
-      pauses = pauses < 64 ? pauses * 2 : 64;
+      pauses = pauses < kWatchMaxPauses ? pauses * 2 : kWatchMaxPauses;
     } else {
       std::this_thread::yield();
     }
