@@ -102,7 +102,10 @@ TEST(Notifier, SendNotifierFiresWhenRoomAppearsOrTheChannelCloses) {
   EXPECT_EQ(counter.calls.load(), 0);
   ASSERT_TRUE(rx.recv().has_value());
   EXPECT_EQ(counter.calls.load(), 1);
-  ASSERT_TRUE(tx.send(2).ok());
+  // The freed slot was handed to the notifier: nobody else can take it.
+  EXPECT_EQ(tx.try_send(2).status(), leanchan::SendStatus::kFull);
+  EXPECT_TRUE(tx.notify_when_room(notifier));  // it holds a slot: not armed
+  ASSERT_TRUE(tx.try_send(2, notifier).ok());  // redeemed
   ASSERT_FALSE(tx.notify_when_room(notifier));
   EXPECT_TRUE(tx.cancel_notify(notifier));  // not fired: cancelled
   ASSERT_FALSE(tx.notify_when_room(notifier));
@@ -185,7 +188,7 @@ TEST(Notifier, NoRoomNotificationIsLost) {
       leanchan::Notifier notifier(&Counter::bump, &counter);
       for (int i = 0; i < total; ++i) {
         for (;;) {
-          auto result = tx.try_send(i);
+          auto result = tx.try_send(i, notifier);  // uses a slot handed to it
           if (result.ok()) break;
           const int seen = counter.calls.load();
           if (tx.notify_when_room(notifier)) continue;

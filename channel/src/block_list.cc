@@ -6,6 +6,7 @@
 #include <new>
 
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/spin.h"
 
 namespace leanchan::internal {
 namespace {
@@ -15,12 +16,6 @@ constexpr std::uint32_t kContended = 2;
 constexpr std::uint32_t kTagShift = 2;
 constexpr int kLockSpins = 64;   // bounded: after this the waiter sleeps
 constexpr int kOpenSpins = 256;  // bounded wait for a lock holder before queueing
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 inline std::uint32_t tag_of_word(std::uint32_t word) noexcept {
   return word >> kTagShift;

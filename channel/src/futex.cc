@@ -24,7 +24,7 @@ long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const 
 
 bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                 const Deadline* deadline) noexcept {
-  if (deadline == nullptr) {
+  if (deadline == nullptr || *deadline == Deadline::max()) {
     futex(word, FUTEX_WAIT_PRIVATE, expected, nullptr, 0);
     return true;  // woken, value changed, or interrupted: the caller re-checks
   }

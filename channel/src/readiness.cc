@@ -1,34 +1,13 @@
-// Readiness notifications (docs/design.md, "Readiness"): a receive notifier
-// armed through rx_event_, and send notifiers kept in the waiter list.
+// The receive notifier (docs/design.md, "Readiness"): armed through
+// rx_event_, kept first in the waiter queue. Send notifiers are waiters of
+// the bound (bound.cc).
 #include <climits>
 
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/spin.h"
 
 namespace leanchan::internal {
 namespace {
-
-void link_back(std::atomic<WaitNode*>& head, WaitNode* node) noexcept {
-  WaitNode* last = head.load(std::memory_order_relaxed);
-  if (last == nullptr) {
-    node->prev = node->next = nullptr;
-    head.store(node, std::memory_order_relaxed);
-    return;
-  }
-  while (last->next != nullptr) last = last->next;
-  last->next = node;
-  node->prev = last;
-  node->next = nullptr;
-}
-
-void unlink(std::atomic<WaitNode*>& head, WaitNode* node) noexcept {
-  if (node->prev != nullptr) {
-    node->prev->next = node->next;
-  } else {
-    head.store(node->next, std::memory_order_relaxed);
-  }
-  if (node->next != nullptr) node->next->prev = node->prev;
-  node->next = node->prev = nullptr;
-}
 
 constexpr int kCallbackSpins = 256;  // a callback is short: watch before sleeping
 
@@ -39,9 +18,7 @@ void await_callback(std::atomic<std::uint32_t>& state, std::uint32_t firing,
                     std::uint32_t awaited) noexcept {
   std::uint32_t value = state.load(std::memory_order_acquire);
   for (int spin = 0; spin < kCallbackSpins && (value == firing || value == awaited); ++spin) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    cpu_relax();
     value = state.load(std::memory_order_acquire);
   }
   while (value == firing || value == awaited) {
@@ -60,29 +37,23 @@ void ChannelState::attach_receive_node(WaitNode* node) noexcept {
   detach_receive_node();
   node->kind = WaitNode::Kind::kReceive;
   lock_list();
-  // The receive node stays first, so firing finds it without a search.
-  WaitNode* first = waiters_.load(std::memory_order_relaxed);
-  node->prev = nullptr;
-  node->next = first;
-  if (first != nullptr) first->prev = node;
-  waiters_.store(node, std::memory_order_relaxed);
+  waiters_.attach_receive(node);
   unlock_list();
 }
 
 void ChannelState::detach_receive_node() noexcept {
   disarm_receive();
   lock_list();
-  WaitNode* first = waiters_.load(std::memory_order_relaxed);
-  if (first != nullptr && first->kind == WaitNode::Kind::kReceive) unlink(waiters_, first);
+  waiters_.detach_receive();
   unlock_list();
 }
 
-bool ChannelState::arm_receive(std::uint64_t index) noexcept {
+void ChannelState::arm_receive() noexcept {
   // Arm (idle -> armed), or, while a firing from the previous arming is
   // still running, ask it to re-arm when it ends (firing -> re-arm) instead
   // of waiting for it: the firer then arms (or fires again if a sender came
   // meanwhile; see notify_receiver and fire_receive_node).
-  // seq_cst: the arming RMW and the re-check loads below pair with a
+  // seq_cst: the arming RMW and the caller's re-check loads pair with a
   // sender's publishing RMW and its load in notify_receiver (Dekker).
   std::uint32_t event = rx_event_.load(std::memory_order_acquire);
   for (;;) {
@@ -92,13 +63,8 @@ bool ChannelState::arm_receive(std::uint64_t index) noexcept {
     } else if (event != kRxIdle && event != kRxSleeping) {
       break;  // already armed or re-arming
     }
-    if (rx_event_.compare_exchange_weak(event, next, std::memory_order_seq_cst)) break;
+    if (rx_event_.compare_exchange_weak(event, next, std::memory_order_seq_cst)) return;
   }
-  if (tail_position_.load(std::memory_order_seq_cst) != index || is_finished()) {
-    cancel_arming();
-    return true;
-  }
-  return false;
 }
 
 void ChannelState::cancel_arming() noexcept {
@@ -142,12 +108,11 @@ bool ChannelState::disarm_receive() noexcept {
 
 void ChannelState::fire_receive_node() noexcept {
   // rx_event_ is firing (or a firing variant): the receiver's disarm waits
-  // for this call to end, so the node stays alive and linked; it is first in
-  // the list, and send nodes are only ever appended, so the head is read
-  // without the lock. acquire is more than enough: the node was linked
-  // before the receiver armed, and this thread's CAS on rx_event_ read that
-  // arming.
-  WaitNode* node = waiters_.load(std::memory_order_acquire);
+  // for this call to end, so the node stays alive and attached; it is first
+  // in the waiter queue (nothing is ever linked before it), so it is read
+  // without the lock. The node was attached before the receiver armed, and
+  // this thread's CAS on rx_event_ read that arming.
+  WaitNode* node = waiters_.first();
   for (;;) {
     if (node != nullptr && node->kind == WaitNode::Kind::kReceive) node->callback(node->context);
     // Leave the firing state. acq_rel: the callback happens-before a disarm
@@ -162,61 +127,6 @@ void ChannelState::fire_receive_node() noexcept {
     if (event == kRxFiringAwaited) futex_wake(rx_event_, INT_MAX);
     if (event != kRxFiringRearmEvent) return;
   }
-}
-
-bool ChannelState::arm_send(WaitNode* node) noexcept {
-  // As in arm_receive: a firing of this node's previous arming ends by
-  // resetting its state, which must not erase this one.
-  await_callback(node->state, WaitNode::kFiring, WaitNode::kFiringAwaited);
-  node->kind = WaitNode::Kind::kSend;
-  lock_list();
-  link_back(waiters_, node);
-  node->state.store(WaitNode::kLinked, std::memory_order_relaxed);
-  unlock_list();
-  // seq_cst: Dekker with release_permit's decrement and waiter-count load.
-  tx_waiters_.fetch_add(ChannelState::kArmedUnit, std::memory_order_seq_cst);
-  const std::uint32_t word = permit_word_.load(std::memory_order_seq_cst);
-  if ((word & kClosedBit) != 0 || word / kUsedUnit < capacity_) {
-    cancel_send(node);  // if it fired meanwhile, its callback has run: fine
-    return true;
-  }
-  return false;
-}
-
-bool ChannelState::cancel_send(WaitNode* node) noexcept {
-  lock_list();
-  const bool linked = node->state.load(std::memory_order_relaxed) == WaitNode::kLinked;
-  if (linked) {
-    unlink(waiters_, node);
-    node->state.store(WaitNode::kIdle, std::memory_order_relaxed);
-    tx_waiters_.fetch_sub(ChannelState::kArmedUnit,
-                          std::memory_order_relaxed);  // relaxed: a hint count
-  }
-  unlock_list();
-  if (!linked) await_callback(node->state, WaitNode::kFiring, WaitNode::kFiringAwaited);
-  return linked;
-}
-
-void ChannelState::fire_send_nodes(bool all) noexcept {
-  do {
-    lock_list();
-    WaitNode* node = waiters_.load(std::memory_order_relaxed);
-    while (node != nullptr && node->kind != WaitNode::Kind::kSend) node = node->next;
-    if (node != nullptr) {
-      unlink(waiters_, node);
-      node->state.store(WaitNode::kFiring, std::memory_order_relaxed);
-      tx_waiters_.fetch_sub(ChannelState::kArmedUnit,
-                            std::memory_order_relaxed);  // relaxed: a hint count
-    }
-    unlock_list();
-    if (node == nullptr) return;
-    node->callback(node->context);
-    // release: the callback happens-before a cancel that sees idle.
-    if (node->state.exchange(WaitNode::kIdle, std::memory_order_acq_rel) ==
-        WaitNode::kFiringAwaited) {
-      futex_wake(node->state, INT_MAX);
-    }
-  } while (all);
 }
 
 }  // namespace leanchan::internal

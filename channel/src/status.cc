@@ -8,6 +8,7 @@ std::string_view to_string(SendStatus status) noexcept {
     case SendStatus::kFull: return "full";
     case SendStatus::kClosed: return "closed";
     case SendStatus::kTimedOut: return "timed out";
+    case SendStatus::kExceedsCapacity: return "exceeds capacity";
   }
   return "unknown";
 }

@@ -20,6 +20,11 @@
 // callback in progress) and withdraws a queued task: nothing touches the
 // frame afterwards. A message is never lost by this: async_recv only takes
 // a message when it resumes, and async_send keeps its value until it sends.
+// A slot the channel had handed to a destroyed async_send / async_reserve
+// goes to the next waiting sender.
+//
+// A coroutine may first suspend on any thread (for example started from
+// main); it is always resumed on its executor's thread.
 //
 // Thread-safety: an awaitable belongs to its coroutine; the executor must
 // run a coroutine's tasks one at a time. async_recv takes the Receiver's
@@ -27,10 +32,13 @@
 #ifndef LEANCHAN_CORO_H_
 #define LEANCHAN_CORO_H_
 
+#include <atomic>
 #include <coroutine>
+#include <cstdint>
 #include <cstddef>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "leanchan/executor.h"
 #include "leanchan/fwd.h"
@@ -43,10 +51,18 @@ namespace leanchan {
 
 namespace internal {
 
-// What both awaitables share. The notifier only hands the task to the
-// executor; the task, on the executor's thread, retries and resumes. Derived
-// provides try_now() (true when done), arm() (true when armed and waiting)
-// and detach() (after it, no callback runs and no task is queued).
+// What every awaitable shares. The channel's callback only hands the task to
+// the executor; the task, on the executor's thread, retries and resumes.
+// Derived provides try_now() (true when done), arm() (true when armed and
+// waiting) and detach() (after it, no callback runs and no task is queued).
+//
+// Suspending may run on any thread (a coroutine started from main), while
+// the resumption runs on the executor's: so nothing may touch the frame once
+// the coroutine can be resumed. `phase_` makes that point explicit: while
+// await_suspend is still running (kSuspending) a firing only marks kFired
+// and the suspending thread looks again itself; once await_suspend has
+// stored kSuspended (its last access to the frame), a firing schedules the
+// task.
 template <class Derived>
 class AwaitableBase {
  protected:
@@ -58,11 +74,21 @@ class AwaitableBase {
   AwaitableBase(const AwaitableBase&) = delete;
   AwaitableBase& operator=(const AwaitableBase&) = delete;
 
-  // await_suspend: stay suspended once armed; continue if ready after all.
+  // await_suspend: true to stay suspended (armed), false to continue.
   bool suspend(std::coroutine_handle<> handle) noexcept {
     handle_ = handle;
+    phase_.store(kSuspending, std::memory_order_relaxed);
     for (;;) {
-      if (derived().arm()) return true;
+      if (derived().arm()) {
+        std::uint32_t expected = kSuspending;
+        // acq_rel: on success, everything above happens before a firing
+        // that then schedules the task (its acquire CAS fails on
+        // kSuspended and it schedules); nothing below touches the frame.
+        if (phase_.compare_exchange_strong(expected, kSuspended, std::memory_order_acq_rel)) {
+          return true;
+        }
+        phase_.store(kSuspending, std::memory_order_relaxed);  // fired meanwhile: look again
+      }
       if (derived().try_now()) {
         derived().detach();
         return false;
@@ -70,27 +96,38 @@ class AwaitableBase {
     }
   }
 
+  // The channel's callback, on a channel thread: hand over only.
+  static void on_ready(void* self) {
+    auto* base = static_cast<AwaitableBase*>(self);
+    std::uint32_t expected = kSuspending;
+    // acq_rel: if await_suspend is still running, it sees this mark in its
+    // final CAS and looks again itself (the frame cannot go away before).
+    if (base->phase_.compare_exchange_strong(expected, kFired, std::memory_order_acq_rel)) return;
+    base->executor_->schedule(base->task_);
+  }
+
   struct OwnedTask : ExecutorTask {
     AwaitableBase* owner = nullptr;
   };
+
+  static constexpr std::uint32_t kSuspending = 0;
+  static constexpr std::uint32_t kSuspended = 1;
+  static constexpr std::uint32_t kFired = 2;
 
   Executor* executor_;
   Notifier notifier_;
   OwnedTask task_;
   std::coroutine_handle<> handle_;
+  std::atomic<std::uint32_t> phase_{kSuspended};
 
  private:
   Derived& derived() noexcept { return static_cast<Derived&>(*this); }
-  static void on_ready(void* self) {  // a channel thread: hand over only
-    auto* base = static_cast<AwaitableBase*>(self);
-    base->executor_->schedule(base->task_);
-  }
   static void on_task(ExecutorTask* task) {  // the executor's thread
     AwaitableBase* base = static_cast<OwnedTask*>(task)->owner;
     for (;;) {
       if (base->derived().try_now()) {
-        base->derived().detach();
-        base->handle_.resume();  // may destroy the awaitable: touch nothing after
+        base->derived().detach();  // may cancel this very task: allowed (executor.h)
+        base->handle_.resume();    // may destroy the awaitable: touch nothing after
         return;
       }
       if (base->derived().arm()) return;  // spurious or raced: wait again
@@ -148,31 +185,105 @@ class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitabl
   bool attached_ = false;
 };
 
-// co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
-// with the value handed back. Waits (suspended) while the channel is full.
+// co_await rx.async_recv_many(out, limit, executor) -> std::size_t: as
+// recv_many (at least one message appended, 0 once the channel has ended).
+// The messages are taken in await_resume, on the coroutine's own stack, so a
+// std::bad_alloc from `out` propagates into the coroutine and loses nothing.
 template <class T, std::size_t BlockSize>
-class [[nodiscard]] SendAwaitable : private internal::AwaitableBase<SendAwaitable<T, BlockSize>> {
-  using Base = internal::AwaitableBase<SendAwaitable<T, BlockSize>>;
+class [[nodiscard]] RecvManyAwaitable
+    : private internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>> {
+  using Base = internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>>;
   friend Base;
 
  public:
+  RecvManyAwaitable(Receiver<T, BlockSize>& rx, std::vector<T>& out, std::size_t limit,
+                    Executor& executor) noexcept
+      : Base(executor), rx_(&rx), out_(&out), limit_(limit) {}
+  ~RecvManyAwaitable() { detach(); }
+
+  bool await_ready() noexcept { return try_now(); }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  // Takes without sleeping: a message is published, or the channel ended.
+  std::size_t await_resume() {
+    detach();
+    return rx_->recv_many(*out_, limit_);
+  }
+
+ private:
+  bool try_now() noexcept { return limit_ == 0 || rx_->ready_now(); }
+  bool arm() noexcept {
+    if (!attached_) {
+      rx_->set_notifier(this->notifier_);
+      attached_ = true;
+    }
+    return !rx_->arm_notifier();
+  }
+  void detach() noexcept {
+    if (!attached_) return;
+    rx_->clear_notifier();
+    this->executor_->cancel(this->task_);
+    attached_ = false;
+  }
+
+  Receiver<T, BlockSize>* rx_;
+  std::vector<T>* out_;
+  std::size_t limit_;
+  bool attached_ = false;
+};
+
+namespace internal {
+
+// What the send-side awaitables share: a send notifier queued in the
+// channel's FIFO waiter queue. When it fires with a slot, the slot is the
+// awaitable's (redeemed in try_now); a destroyed or finished awaitable gives
+// an unused slot to the next waiter (cancel_notify).
+template <class Derived, class T, std::size_t BlockSize>
+class SendSideAwaitable : protected AwaitableBase<Derived> {
+ protected:
+  SendSideAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept
+      : AwaitableBase<Derived>(executor), tx_(&tx) {}
+  ~SendSideAwaitable() { detach(); }
+
+  // Nothing is written after queueing: once notify_when_room returns
+  // false, a firing may resume (and free) the frame at any moment.
+  bool arm() noexcept { return !tx_->notify_when_room(this->notifier_); }
+  void detach() noexcept {
+    tx_->cancel_notify(this->notifier_);   // lock-free when idle; passes a slot on
+    this->executor_->cancel(this->task_);  // withdraws a task it queued
+  }
+
+  Sender<T, BlockSize>* tx_;
+};
+
+}  // namespace internal
+
+// co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
+// with the value handed back. Waits (suspended, in FIFO order with every
+// other waiting sender) while the channel is full.
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] SendAwaitable
+    : private internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize> {
+  using Base = internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize>;
+  friend Base;
+  friend internal::AwaitableBase<SendAwaitable<T, BlockSize>>;
+
+ public:
   SendAwaitable(Sender<T, BlockSize>& tx, T value, Executor& executor) noexcept
-      : Base(executor), tx_(&tx) {
+      : Base(tx, executor) {
     value_.emplace(std::move(value));
   }
-  ~SendAwaitable() { detach(); }
 
   bool await_ready() noexcept { return try_now(); }
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
   SendResult<T> await_resume() noexcept {
-    detach();
+    this->detach();
     return std::move(*result_);
   }
 
  private:
   // True when done: sent, or closed (value handed back into result_).
   bool try_now() noexcept {
-    auto result = tx_->try_send(std::move(*value_));
+    auto result = this->tx_->try_send(std::move(*value_), this->notifier_);
     value_.reset();
     if (result.status() == SendStatus::kFull) {
       value_.emplace(std::move(result).value());
@@ -181,20 +292,71 @@ class [[nodiscard]] SendAwaitable : private internal::AwaitableBase<SendAwaitabl
     result_.emplace(std::move(result));
     return true;
   }
-  bool arm() noexcept {
-    armed_ = !tx_->notify_when_room(this->notifier_);
-    return armed_;
+
+  std::optional<T> value_;
+  std::optional<SendResult<T>> result_;
+};
+
+// co_await tx.async_reserve(executor) -> Permit<T, BlockSize>: one slot, or
+// an empty permit with status() kClosed. Waits as async_send.
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] ReserveAwaitable
+    : private internal::SendSideAwaitable<ReserveAwaitable<T, BlockSize>, T, BlockSize> {
+  using Base = internal::SendSideAwaitable<ReserveAwaitable<T, BlockSize>, T, BlockSize>;
+  friend Base;
+  friend internal::AwaitableBase<ReserveAwaitable<T, BlockSize>>;
+
+ public:
+  ReserveAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept : Base(tx, executor) {}
+
+  bool await_ready() noexcept { return try_now(); }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  Permit<T, BlockSize> await_resume() noexcept {
+    this->detach();
+    return std::move(*result_);
   }
+
+ private:
+  bool try_now() noexcept {
+    Permit<T, BlockSize> permit = this->tx_->try_reserve(this->notifier_);
+    if (permit.status() == SendStatus::kFull) return false;
+    result_.emplace(std::move(permit));
+    return true;
+  }
+
+  std::optional<Permit<T, BlockSize>> result_;
+};
+
+// co_await tx.async_closed(executor): resumes once the channel is closed
+// (the receiver called close() or was destroyed), as Sender::closed().
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] ClosedAwaitable
+    : private internal::AwaitableBase<ClosedAwaitable<T, BlockSize>> {
+  using Base = internal::AwaitableBase<ClosedAwaitable<T, BlockSize>>;
+  friend Base;
+
+ public:
+  ClosedAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept
+      : Base(executor), tx_(&tx) {
+    watch_.node.callback = &Base::on_ready;
+    watch_.node.context = static_cast<Base*>(this);
+  }
+  ~ClosedAwaitable() { detach(); }
+
+  bool await_ready() noexcept { return try_now(); }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  void await_resume() noexcept { detach(); }
+
+ private:
+  bool try_now() noexcept { return tx_->is_closed(); }
+  bool arm() noexcept { return !tx_->state()->watch_closed(&watch_); }
   void detach() noexcept {
-    if (armed_) tx_->cancel_notify(this->notifier_);  // waits out a callback in progress
-    armed_ = false;
+    tx_->state()->unwatch_closed(&watch_);  // waits out a callback in progress
     this->executor_->cancel(this->task_);
   }
 
   Sender<T, BlockSize>* tx_;
-  std::optional<T> value_;
-  std::optional<SendResult<T>> result_;
-  bool armed_ = false;
+  internal::ClosedWatchNode watch_;
 };
 
 template <class T, std::size_t BlockSize>
@@ -203,8 +365,24 @@ RecvAwaitable<T, BlockSize> Receiver<T, BlockSize>::async_recv(Executor& executo
 }
 
 template <class T, std::size_t BlockSize>
+RecvManyAwaitable<T, BlockSize> Receiver<T, BlockSize>::async_recv_many(
+    std::vector<T>& out, std::size_t limit, Executor& executor) noexcept {
+  return RecvManyAwaitable<T, BlockSize>(*this, out, limit, executor);
+}
+
+template <class T, std::size_t BlockSize>
 SendAwaitable<T, BlockSize> Sender<T, BlockSize>::async_send(T value, Executor& executor) noexcept {
   return SendAwaitable<T, BlockSize>(*this, std::move(value), executor);
+}
+
+template <class T, std::size_t BlockSize>
+ReserveAwaitable<T, BlockSize> Sender<T, BlockSize>::async_reserve(Executor& executor) noexcept {
+  return ReserveAwaitable<T, BlockSize>(*this, executor);
+}
+
+template <class T, std::size_t BlockSize>
+ClosedAwaitable<T, BlockSize> Sender<T, BlockSize>::async_closed(Executor& executor) noexcept {
+  return ClosedAwaitable<T, BlockSize>(*this, executor);
 }
 
 }  // namespace leanchan

@@ -28,13 +28,17 @@ class Executor {
   // thread, including from inside a channel's notifier callback: it must
   // not block for long and must not run the task inline.
   virtual void schedule(ExecutorTask& task) noexcept = 0;
-  // Removes `task` if it is still queued (its owner is going away). Called
-  // on the executor's thread, never while the task runs.
+  // Removes `task` if it is still queued (its owner is done with it or going
+  // away); does nothing otherwise. May be called from any thread, including
+  // from inside the task's own run() (a finished awaitable withdraws a
+  // second request queued while it ran); it must not wait for a run in
+  // progress.
   virtual void cancel(ExecutorTask& task) noexcept = 0;
 };
 
-// Runs tasks on the thread that calls run() or run_pending(). Thread-safe
-// schedule(); run()/run_pending()/cancel() belong to one thread at a time.
+// Runs tasks on the thread that calls run() or run_pending(). schedule()
+// and cancel() are thread-safe; run()/run_pending() belong to one thread at
+// a time.
 class ManualExecutor final : public Executor {
  public:
   void schedule(ExecutorTask& task) noexcept override;

@@ -28,7 +28,15 @@ class WeakSender;
 template <class T, std::size_t BlockSize = default_block_size<T>>
 class Permit;
 template <class T, std::size_t BlockSize = default_block_size<T>>
+class PermitBatch;
+template <class T, std::size_t BlockSize = default_block_size<T>>
 class SendAwaitable;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class ReserveAwaitable;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class ClosedAwaitable;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+class RecvManyAwaitable;
 template <class T, std::size_t BlockSize = default_block_size<T>>
 class RecvAwaitable;
 class Executor;

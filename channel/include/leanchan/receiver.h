@@ -19,6 +19,7 @@
 #ifndef LEANCHAN_RECEIVER_H_
 #define LEANCHAN_RECEIVER_H_
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <cstddef>
@@ -67,48 +68,67 @@ class Receiver {
     return value;
   }
 
-  // The next message if one is published now: kEmpty if not (a send still
-  // being written counts as not yet there), kDisconnected if the channel has
-  // ended. Never sleeps.
+  // The next message if one is there: kEmpty if not, kDisconnected if the
+  // channel has ended. Linearizable: it never reports kEmpty (or
+  // kDisconnected) while a send that completed before the call is queued.
+  // A send still being written (its position claimed, its value not yet
+  // published) does not count as there; but when a later send has been
+  // claimed behind it (and may have completed), try_recv waits for the
+  // earlier one to be published: briefly by watching, then asleep until its
+  // sender publishes (which disarms an armed notifier, as recv() does). It
+  // never waits otherwise.
   RecvResult<T> try_recv() noexcept {
+    internal::ChannelState& state = *this->state();
     std::optional<T> value;
-    if (Ops::try_take(*state(), cursor_, value)) return RecvResult<T>::success(std::move(*value));
+    if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
-    if (state_->is_finished()) {
-      if (Ops::try_take(*state_, cursor_, value)) return RecvResult<T>::success(std::move(*value));
+    if (state.is_finished()) {
+      if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
+    }
+    // Position index is claimed but unpublished, and another is claimed
+    // after it: the earlier sender is between its claim and its publish
+    // (docs/design.md step 3-6), so the wait is short and ends with it.
+    if (state.tail_position() > cursor_.index + 1 &&
+        wait_take(value, nullptr) == RecvStatus::kOk) {
+      return RecvResult<T>::success(std::move(*value));
     }
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }
 
-  // As recv(), but gives up with kTimedOut once `timeout` has passed.
+  // As recv(), but gives up with kTimedOut once `timeout` has passed. A
+  // timeout too long for the clock (nanoseconds::max(), hours::max())
+  // waits forever.
   template <class Rep, class Period>
   RecvResult<T> recv_for(const std::chrono::duration<Rep, Period>& timeout) noexcept {
-    return recv_until(std::chrono::steady_clock::now() + timeout);
+    return recv_at(internal::deadline_after(timeout));
   }
-  // As recv(), but gives up with kTimedOut at `deadline` (any clock).
+  // As recv(), but gives up with kTimedOut at `deadline` (any clock;
+  // time_point::max() waits forever).
   template <class Clock, class Duration>
   RecvResult<T> recv_until(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
-    const internal::Deadline steady = internal::to_steady_deadline(deadline);
-    std::optional<T> value;
-    const RecvStatus status = wait_take(value, &steady);
-    if (status == RecvStatus::kOk) return RecvResult<T>::success(std::move(*value));
-    return RecvResult<T>::failure(status);
+    return recv_at(internal::to_steady_deadline(deadline));
   }
 
   // Sleeps until at least one message is there, then appends up to `limit`
   // messages to `out` in one call. Returns how many were appended: 0 only if
-  // `limit` is 0 or the channel has ended. If `out` throws while growing, the
-  // message being appended is destroyed and the exception propagates; the
-  // channel stays consistent.
+  // `limit` is 0 or the channel has ended. Room is made in `out` before a
+  // message is taken, so if `out` cannot grow (std::bad_alloc from its
+  // allocator) the exception propagates and no message is lost: those
+  // appended stay in `out`, the rest stay queued.
   std::size_t recv_many(std::vector<T>& out, std::size_t limit) {
     if (limit == 0) return 0;
+    if (out.size() == out.capacity()) grow(out, limit);
     std::optional<T> first;
     if (wait_take(first, nullptr) != RecvStatus::kOk) return 0;
-    out.push_back(std::move(*first));
+    out.push_back(std::move(*first));  // no allocation: the room exists
     std::size_t count = 1;
     while (count < limit) {
+      if (out.size() == out.capacity()) {
+        if (!Ops::may_be_ready(*state_, cursor_)) break;  // grow only for a message
+        grow(out, limit - count);
+      }
       std::optional<T> value;
       if (!Ops::try_take(*state_, cursor_, value)) break;
       out.push_back(std::move(*value));
@@ -138,11 +158,23 @@ class Receiver {
   }
   // True if a message (or the end) is there now. Otherwise arms the
   // attached notifier, one-shot, and returns false. A blocking receive
-  // (recv, recv_for, recv_until, recv_many) disarms it. O(1), lock-free.
+  // (recv, recv_for, recv_until, recv_many) disarms it. O(1); takes the
+  // list lock only when the next message starts a block the receiver has
+  // not reached yet.
   // Precondition: a notifier is attached.
+  // A message whose position is claimed but whose value is still being
+  // written does not count as there: the notifier stays armed and its
+  // sender fires it when it publishes (so a loop around arm_notifier never
+  // spins on a sender that is preempted mid-send).
   bool arm_notifier() noexcept {
     assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
-    return state()->arm_receive(cursor_.index);
+    internal::ChannelState& state = *this->state();
+    state.arm_receive();  // step 12, then the re-check
+    if (Ops::is_published(state, cursor_) || state.is_finished()) {
+      state.cancel_arming();
+      return true;
+    }
+    return false;
   }
   // Cancels an armed notifier; true if it had not fired. When this returns
   // its callback is not running.
@@ -151,12 +183,21 @@ class Receiver {
   // co_await rx.async_recv(executor): a coroutine-friendly recv(); see
   // leanchan/coro.h (included by leanchan/channel.h).
   RecvAwaitable<T, BlockSize> async_recv(Executor& executor) noexcept;
+  // co_await rx.async_recv_many(out, limit, executor): recv_many's
+  // coroutine form; see leanchan/coro.h.
+  RecvManyAwaitable<T, BlockSize> async_recv_many(std::vector<T>& out, std::size_t limit,
+                                                  Executor& executor) noexcept;
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
     return static_cast<std::size_t>(state()->tail_position() - cursor_.index);
   }
   bool is_empty() const noexcept { return len() == 0; }
+  // True once close() was called or every Sender and Permit is gone (no
+  // new message can be sent; queued ones may still be received). A snapshot.
+  bool is_closed() const noexcept {
+    return state()->is_closed() || state()->sender_count() == 0;
+  }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
   // Bytes the channel holds now (control block + live blocks). O(1).
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
@@ -164,6 +205,13 @@ class Receiver {
  private:
   template <class U, std::size_t B>
   friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity);
+  friend class RecvManyAwaitable<T, BlockSize>;
+
+  // A message is published at the receiver's position, or the channel has
+  // ended: a receive now would not sleep.
+  bool ready_now() noexcept {
+    return Ops::is_published(*state(), cursor_) || state_->is_finished();
+  }
 
   explicit Receiver(internal::ChannelState* state) noexcept
       : state_(state), cursor_(Ops::cursor_for(*state)) {}
@@ -176,6 +224,20 @@ class Receiver {
   internal::ChannelState* state() const noexcept {
     assert(state_ != nullptr && "leanchan: use of a moved-from Receiver");
     return state_;
+  }
+
+  RecvResult<T> recv_at(internal::Deadline deadline) noexcept {
+    std::optional<T> value;
+    const RecvStatus status = wait_take(value, &deadline);
+    if (status == RecvStatus::kOk) return RecvResult<T>::success(std::move(*value));
+    return RecvResult<T>::failure(status);
+  }
+
+  // Room for at least one more element, growing geometrically but never
+  // past what `wanted` more messages need. May throw (nothing taken yet).
+  static void grow(std::vector<T>& out, std::size_t wanted) {
+    const std::size_t more = std::max<std::size_t>(1, std::min(wanted, std::max<std::size_t>(out.size(), 8)));
+    out.reserve(out.size() + more);
   }
 
   // Step 11: take, else announce the wait, re-check, and sleep.

@@ -1,5 +1,6 @@
-// leanchan/sender.h: the sending handles of a channel: Sender, Permit and
-// WeakSender. Create them with leanchan::channel (leanchan/channel.h).
+// leanchan/sender.h: the sending handles of a channel: Sender and
+// WeakSender (Permit and PermitBatch: leanchan/permit.h). Create them with
+// leanchan::channel (leanchan/channel.h).
 //
 //   auto [tx, rx] = leanchan::channel<Event>(64);
 //   leanchan::Sender<Event> tx2 = tx;                   // another producer
@@ -22,6 +23,7 @@
 #include <cassert>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 
@@ -29,67 +31,10 @@
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/notifier.h"
+#include "leanchan/permit.h"
 #include "leanchan/status.h"
 
 namespace leanchan {
-
-// One reserved slot. send() fills it and cannot fail, even if the receiver
-// closes meanwhile (the message is then queued as any other and destroyed with
-// the channel). Destroying a permit unused gives the slot back. A live permit
-// counts as a sender: the channel stays open for it.
-template <class T, std::size_t BlockSize>
-class [[nodiscard]] Permit {
-  using Ops = internal::ChannelOps<T, BlockSize>;
-
- public:
-  Permit(Permit&& other) noexcept
-      : state_(std::exchange(other.state_, nullptr)), status_(other.status_) {}
-  Permit& operator=(Permit&& other) noexcept {
-    if (this != &other) {
-      release();
-      state_ = std::exchange(other.state_, nullptr);
-      status_ = other.status_;
-    }
-    return *this;
-  }
-  Permit(const Permit&) = delete;
-  Permit& operator=(const Permit&) = delete;
-  ~Permit() { release(); }
-
-  // True while the permit holds a slot (reservation succeeded, not yet sent).
-  explicit operator bool() const noexcept { return state_ != nullptr; }
-  // kOk if the reservation succeeded; otherwise why it failed (kFull, kClosed,
-  // kTimedOut). Unchanged by send().
-  SendStatus status() const noexcept { return status_; }
-
-  // Puts `value` in the reserved slot; the permit is empty afterwards.
-  // Precondition: *this holds a slot. Never blocks on the bound; O(1); may
-  // allocate a block (docs/design.md step 5).
-  void send(T value) noexcept {
-    assert(state_ != nullptr && "leanchan: Permit::send on an empty permit");
-    internal::ChannelState* state = std::exchange(state_, nullptr);
-    Ops::push(*state, std::move(value));
-    state->remove_sender();
-    Ops::release_handle(state);
-  }
-
- private:
-  friend class Sender<T, BlockSize>;
-  Permit(internal::ChannelState* state, SendStatus status) noexcept
-      : state_(state), status_(status) {}
-
-  void release() noexcept {
-    internal::ChannelState* state = std::exchange(state_, nullptr);
-    if (state == nullptr) return;
-    state->release_permit();
-    state->notify_receiver();  // a closed receiver may wait for the last permit
-    state->remove_sender();
-    Ops::release_handle(state);
-  }
-
-  internal::ChannelState* state_;
-  SendStatus status_;
-};
 
 // The producing handle. Copies share the channel and each keeps it open;
 // when the last Sender (and last Permit) is gone, the receiver sees the end
@@ -114,28 +59,32 @@ class Sender {
 
   // Enqueues `value`, sleeping while the channel is full. Fails only with
   // kClosed (the receiver closed or is gone), handing `value` back. FIFO
-  // with respect to this sender's other sends. Allocates a block only when
+  // with respect to this sender's other sends. Waiting senders are served
+  // in the order they started waiting (threads, notifiers and coroutines
+  // alike): a freed slot is handed to the longest-waiting one. Allocates a block only when
   // the message starts one and no recycled block is waiting.
   SendResult<T> send(T value) noexcept { return send_with(std::move(value), nullptr); }
 
   // Enqueues `value` only if a slot is free now: kFull or kClosed otherwise.
-  // Never sleeps; lock-free unless the message opens a block.
+  // A slot freed while senders wait belongs to the longest-waiting one, so
+  // try_send fails with kFull whenever any sender waits. Never sleeps;
+  // lock-free unless the message opens a block.
   SendResult<T> try_send(T value) noexcept {
-    const auto outcome = state()->try_acquire_permit();
-    if (outcome != internal::PermitOutcome::kAcquired) {
-      return SendResult<T>::failure(to_status(outcome), std::move(value));
-    }
-    Ops::push(*state_, std::move(value));
-    return SendResult<T>::success();
+    return push_if(state()->try_acquire_permits(1), std::move(value));
   }
 
-  // As send(), but gives up with kTimedOut once `timeout` has passed.
+  // As send(), but gives up with kTimedOut once `timeout` has passed. A
+  // timeout too long for the clock (nanoseconds::max(), years(1000)) waits
+  // forever. A slot handed to this sender as the deadline passes is used:
+  // the send then succeeds.
   template <class Rep, class Period>
   SendResult<T> send_for(T value, const std::chrono::duration<Rep, Period>& timeout) noexcept {
-    return send_until(std::move(value), std::chrono::steady_clock::now() + timeout);
+    const internal::Deadline deadline = internal::deadline_after(timeout);
+    return send_with(std::move(value), &deadline);
   }
   // As send(), but gives up with kTimedOut at `deadline` (any clock; it is
-  // converted to the steady clock once, at the call).
+  // converted to the steady clock once, at the call; time_point::max()
+  // waits forever).
   template <class Clock, class Duration>
   SendResult<T> send_until(T value,
                            const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
@@ -143,25 +92,98 @@ class Sender {
     return send_with(std::move(value), &steady);
   }
 
-  // Reserves one slot, sleeping while full. The permit is empty, with
-  // status() kClosed, if the channel is closed.
-  Permit<T, BlockSize> reserve() noexcept { return make_permit(state()->acquire_permit(nullptr)); }
+  // Reserves one slot, waiting (in FIFO order with every other waiting
+  // sender) while full. The permit is empty, with status() kClosed, if the
+  // channel is closed.
+  Permit<T, BlockSize> reserve() noexcept {
+    return make_permit(state()->acquire_permits(1, nullptr));
+  }
   // Reserves one slot only if one is free now (status() kFull or kClosed).
-  Permit<T, BlockSize> try_reserve() noexcept { return make_permit(state()->try_acquire_permit()); }
+  Permit<T, BlockSize> try_reserve() noexcept {
+    return make_permit(state()->try_acquire_permits(1));
+  }
+  // Reserves `count` slots at once or none, waiting in FIFO order while
+  // they are not all free (the first waiter collects slots as they free;
+  // those behind it wait their turn). `count` above max_capacity() fails at
+  // once with kExceedsCapacity; 0 succeeds with an empty batch.
+  PermitBatch<T, BlockSize> reserve_many(std::size_t count) noexcept {
+    if (count == 0 || count > max_capacity()) return make_batch(count, internal::PermitOutcome::kAcquired);
+    return make_batch(count, state()->acquire_permits(static_cast<std::uint32_t>(count), nullptr));
+  }
+  // As reserve_many, without waiting (kFull unless all are free now and
+  // nobody waits).
+  PermitBatch<T, BlockSize> try_reserve_many(std::size_t count) noexcept {
+    if (count == 0 || count > max_capacity()) return make_batch(count, internal::PermitOutcome::kAcquired);
+    return make_batch(count, state()->try_acquire_permits(static_cast<std::uint32_t>(count)));
+  }
 
-  // co_await tx.async_send(value, executor): a coroutine-friendly send();
-  // see leanchan/coro.h (included by leanchan/channel.h).
+  // co_await tx.async_send(value, executor), async_reserve(executor),
+  // async_closed(executor): the coroutine forms of send, reserve and
+  // closed; see leanchan/coro.h (included by leanchan/channel.h).
   SendAwaitable<T, BlockSize> async_send(T value, Executor& executor) noexcept;
+  ReserveAwaitable<T, BlockSize> async_reserve(Executor& executor) noexcept;
+  ClosedAwaitable<T, BlockSize> async_closed(Executor& executor) noexcept;
 
   // ---- Readiness (leanchan/notifier.h) --------------------------------------
-  // True if a slot is free (or the channel is closed) now. Otherwise arms
-  // `notifier`, one-shot: it is called when a slot frees (on the receiving
-  // thread) or the channel closes. Any number of senders may arm their own.
-  // Takes the channel's list lock briefly; allocates nothing.
-  bool notify_when_room(Notifier& notifier) noexcept { return state()->arm_send(&notifier.node_); }
-  // Cancels an armed `notifier`; true if it had not fired. When this returns
-  // its callback is not running.
-  bool cancel_notify(Notifier& notifier) noexcept { return state()->cancel_send(&notifier.node_); }
+  // True if a slot is free (and nobody waits), `notifier` already holds a
+  // slot (see below), or the channel is closed: look again (not armed).
+  // Otherwise queues `notifier`, one-shot, behind every waiting sender. When
+  // a slot frees and the notifier is first in line, the slot is handed to
+  // it (no one else can take it) and its callback runs, on the receiving
+  // thread; on close it runs without a slot. Redeem the slot with
+  // try_send(value, notifier) or try_reserve(notifier), or give it back with
+  // cancel_notify(notifier). Any number of senders may queue their own
+  // notifiers. O(1) under the channel's list lock; allocates nothing.
+  bool notify_when_room(Notifier& notifier) noexcept {
+    return state()->arm_send(&notifier.node_);
+  }
+  // Withdraws `notifier`: true if it was queued and had not fired. A slot it
+  // was handed and did not use goes to the next waiting sender (or back to
+  // the channel). When this returns its callback is not running. O(1).
+  bool cancel_notify(Notifier& notifier) noexcept {
+    return state()->cancel_send(&notifier.node_);
+  }
+  // As try_send(value), but first uses the slot `notifier` was handed, if any.
+  SendResult<T> try_send(T value, Notifier& notifier) noexcept {
+    if (state()->take_grant(&notifier.node_)) {
+      return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+    }
+    return try_send(std::move(value));
+  }
+  // As try_reserve(), but first uses the slot `notifier` was handed, if any.
+  Permit<T, BlockSize> try_reserve(Notifier& notifier) noexcept {
+    if (state()->take_grant(&notifier.node_)) {
+      return make_permit(internal::PermitOutcome::kAcquired);
+    }
+    return try_reserve();
+  }
+
+  // Blocks until the channel is closed: the receiver called close() or was
+  // destroyed (how a producer learns that its consumer went away). Waits in
+  // the channel's waiter queue; allocates nothing.
+  void closed() noexcept { (void)state()->wait_closed(nullptr); }
+  // As closed(), giving up after `timeout`: true if closed, false on
+  // timeout (saturating as send_for).
+  template <class Rep, class Period>
+  bool closed_for(const std::chrono::duration<Rep, Period>& timeout) noexcept {
+    const internal::Deadline deadline = internal::deadline_after(timeout);
+    return state()->wait_closed(&deadline);
+  }
+  template <class Clock, class Duration>
+  bool closed_until(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
+    const internal::Deadline steady = internal::to_steady_deadline(deadline);
+    return state()->wait_closed(&steady);
+  }
+
+  // Snapshots (stale on return): the handles that keep the channel open
+  // (Senders, live Permits and PermitBatches), and the WeakSenders.
+  std::size_t strong_count() const noexcept { return state()->sender_count(); }
+  std::size_t weak_count() const noexcept {
+    const internal::ChannelState& state = *this->state();
+    const std::uint32_t others = state.sender_count() + (state.receiver_gone() ? 0 : 1);
+    const std::uint32_t handles = state.handle_count();
+    return handles > others ? handles - others : 0;
+  }
 
   // True once the receiver has closed the channel or been destroyed.
   bool is_closed() const noexcept { return state()->is_closed(); }
@@ -181,6 +203,7 @@ class Sender {
 
  private:
   friend class WeakSender<T, BlockSize>;
+  friend class ClosedAwaitable<T, BlockSize>;
   template <class U, std::size_t B>
   friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity);
 
@@ -200,12 +223,24 @@ class Sender {
     return SendStatus::kClosed;
   }
   SendResult<T> send_with(T&& value, const internal::Deadline* deadline) noexcept {
-    const auto outcome = state()->acquire_permit(deadline);
+    return push_if(state()->acquire_permits(1, deadline), std::move(value));
+  }
+  SendResult<T> push_if(internal::PermitOutcome outcome, T&& value) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired) {
       return SendResult<T>::failure(to_status(outcome), std::move(value));
     }
     Ops::push(*state_, std::move(value));
     return SendResult<T>::success();
+  }
+  PermitBatch<T, BlockSize> make_batch(std::size_t count,
+                                       internal::PermitOutcome outcome) noexcept {
+    if (count > max_capacity()) return {nullptr, 0, SendStatus::kExceedsCapacity};
+    if (count == 0 || outcome != internal::PermitOutcome::kAcquired) {
+      return {nullptr, 0, to_status(outcome)};
+    }
+    state_->add_sender();
+    state_->add_handle();
+    return {state_, count, SendStatus::kOk};
   }
   Permit<T, BlockSize> make_permit(internal::PermitOutcome outcome) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, to_status(outcome)};

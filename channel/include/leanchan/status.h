@@ -27,6 +27,7 @@ enum class SendStatus : std::uint8_t {
   kFull,      // try_send / try_reserve only: every slot is taken right now
   kClosed,    // the receiver closed the channel or was destroyed
   kTimedOut,  // send_for / send_until: no slot came free before the deadline
+  kExceedsCapacity,  // reserve_many / try_reserve_many: more slots than the capacity
 };
 
 // Why a receive did or did not return a message.

@@ -88,23 +88,44 @@ struct ChannelOps {
     return {0, nullptr, slots(state)};
   }
 
+  // Steps 7-8. Receiver thread only. The block holding the receiver's next
+  // position, advancing the head to it if needed; null if that block is not
+  // there yet (nothing claimed, or its sender has not opened it).
+  static BlockHeader* locate(ChannelState& state, Cursor& cursor) noexcept {
+    const auto [number, slot] = place(cursor.index, cursor.slots);
+    BlockHeader* block = cursor.head;
+    // acquire: pairs with the release renumbering of a block reused in place
+    // (step 5c), so the zeroed ready bits are seen before the new ones.
+    if (block != nullptr && block->number.load(std::memory_order_acquire) == block_tag(number)) {
+      return block;
+    }
+    // Nothing claimed past the index: nothing to take, and no lock needed.
+    // (A claim that races this load is seen by the re-check of step 11.)
+    if (cursor.index == state.tail_position()) return nullptr;
+    block = state.advance_head(number, Shape::layout_for(cursor.slots));  // step 8
+    cursor.head = block != nullptr ? block : state.head();
+    return block;
+  }
+
+  // True if the receiver's next message is published (not merely claimed).
+  // Receiver thread only; the re-check after arming its notifier (step 12).
+  static bool is_published(ChannelState& state, Cursor& cursor) noexcept {
+    BlockHeader* block = locate(state, cursor);
+    if (block == nullptr) return false;
+    const std::uint32_t slot = place(cursor.index, cursor.slots).slot;
+    // seq_cst: the re-check after arming (Dekker with push's fetch_or and
+    // its load of rx_event).
+    return (block->ready.load(std::memory_order_seq_cst) & (std::uint32_t{1} << slot)) != 0;
+  }
+
   // Step 7. Receiver thread only. Moves the next message into `out` (which
   // must be empty; T need not be assignable) if it is published.
   static bool try_take(ChannelState& state, Cursor& cursor, std::optional<T>& out) noexcept {
     const std::uint64_t index = cursor.index;
     const std::uint32_t block_slots = cursor.slots;
     const auto [number, slot] = place(index, block_slots);
-    BlockHeader* block = cursor.head;
-    // acquire: pairs with the release renumbering of a block reused in place
-    // (step 5c), so the zeroed ready bits are seen before the new ones.
-    if (block == nullptr || block->number.load(std::memory_order_acquire) != block_tag(number)) {
-      // Nothing claimed past the index: nothing to take, and no lock needed.
-      // (A claim that races this load is seen by the re-check of step 11.)
-      if (index == state.tail_position()) return false;
-      block = state.advance_head(number, Shape::layout_for(block_slots));  // step 8
-      cursor.head = block != nullptr ? block : state.head();
-      if (block == nullptr) return false;
-    }
+    BlockHeader* block = locate(state, cursor);
+    if (block == nullptr) return false;
     // seq_cst: acquire pairs with push's fetch_or (the value is visible);
     // seq_cst makes this the re-check of step 11 after announcing a wait.
     const std::uint32_t bits = block->ready.load(std::memory_order_seq_cst);
@@ -121,7 +142,7 @@ struct ChannelOps {
       // is checked first, so a deep queue never reads the shared words.
       state.release_spare_if_any(Shape::layout_for(block_slots));
     }
-    state.release_permit();  // after the block work: keeps the ceil(C/b)+1 bound
+    state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound
     return true;
   }
 

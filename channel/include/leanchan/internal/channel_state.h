@@ -2,29 +2,31 @@
 // of one channel points to, and the non-templated half of the algorithm.
 //
 // Everything a channel owns hangs off this object: the permits that bound it,
-// the claim counter, the block list, the wait words and the reference counts.
-// It is the only allocation made at creation (DESIGN.md 2: at most 64 bytes).
-// The algorithm is written down once, in docs/design.md; "step N" below
-// refers to its numbered steps.
+// the claim counter, the block list, the wait words, the waiter queue and the
+// reference counts. It is the only allocation made at creation (at most 64
+// bytes: docs/memory.md). The algorithm is written down once, in
+// docs/design.md; "step N" below refers to its numbered steps.
 //
 // Field ownership (who writes / who reads):
 //   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
 //   tail_block_     list-lock holder / senders' seqlock read (step 4)
 //   list_word_      list-lock holder / senders' seqlock read
 //                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
-//   permit_word_    senders (reserve), receiver (release, close)
-//                   bits: [31..1] slots in use (queued + reserved) | [0] closed
-//   tx_waiters_     senders sleeping on permit_word_ (low 16 bits) and armed
-//                   send notifiers (high 16 bits)
+//   permit_word_    senders (acquire), receiver (release, close), waiters
+//                   bits: [31..3] slots in use (queued + reserved + granted
+//                   to waiters) | [2] closed watchers wait | [1] senders
+//                   wait in the queue | [0] closed. Bits 1 and 2 change only
+//                   under the list lock.
 //   rx_event_       1 while the receiver sleeps or is about to (a sender that
-//                   sees 1 swaps in 0 and wakes it); 2..4 for its notifier
+//                   sees 1 swaps in 0 and wakes it); 2..6 for its notifier
+//   rx_block_word_  the receiver, under the lock / list-lock holders
+//                   bits: [29..0] tag of the block the receiver reads, as of
+//                   its last finished block | [30] it may keep a spare |
+//                   [31] the receiver is gone
 //   head_           list-lock holders (the receiver retiring blocks; the
 //                   sender that opens the very first block) / the receiver,
 //                   also without the lock
-//   rx_block_word_  the receiver, under the lock / list-lock holders
-//                   bits: [29..0] tag of the block the receiver reads, as of
-//                   its last finished block | [30] it may keep a spare
-//   waiters_        list-lock holders: the readiness nodes (readiness.h)
+//   waiters_        list-lock holders: the waiter queue (waiter_queue.h)
 //   senders_        strong senders + live permits; 0 means no more sends ever
 //   handles_        every handle holding a pointer here; the last one frees
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
@@ -37,6 +39,7 @@
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/wait_node.h"
+#include "leanchan/internal/waiter_queue.h"
 
 namespace leanchan::internal {
 
@@ -44,12 +47,12 @@ enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut }
 
 class ChannelState {
  public:
+  // permit_word_ bits (see the file comment).
   static constexpr std::uint32_t kClosedBit = 1;
-  // tx_waiters_: [15..0] senders sleeping on the permit word | [31..16] armed
-  // send notifiers.
-  static constexpr std::uint32_t kSleepingMask = 0xffff;
-  static constexpr std::uint32_t kArmedUnit = 0x10000;
-  static constexpr std::uint32_t kUsedUnit = 2;  // permit_word_ counts in steps of 2
+  static constexpr std::uint32_t kSendersWaitBit = 2;
+  static constexpr std::uint32_t kClosedWatchBit = 4;
+  static constexpr std::uint32_t kUsedUnit = 8;
+  static constexpr std::uint32_t used_of(std::uint32_t word) noexcept { return word / kUsedUnit; }
 
   explicit ChannelState(std::uint32_t capacity) noexcept : capacity_(capacity) {}
   ChannelState(const ChannelState&) = delete;
@@ -57,25 +60,46 @@ class ChannelState {
 
   std::uint32_t capacity() const noexcept { return capacity_; }
 
-  // ---- The bound (step 1) -------------------------------------------------
-  // Takes one slot of the bound without waiting.
-  PermitOutcome try_acquire_permit() noexcept;
-  // Takes one slot, sleeping while full, until `deadline` (null: forever).
-  PermitOutcome acquire_permit(const Deadline* deadline) noexcept;
-  // Gives one slot back (a message was taken, or a permit dropped unused) and
-  // wakes one sleeping sender if any.
-  void release_permit() noexcept;
+  // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
+  // Takes `count` slots (1..capacity) at once without waiting. Fails with
+  // kFull whenever a sender waits in the queue: freed slots are theirs.
+  PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
+  // Takes `count` slots, waiting in the FIFO queue while they are not
+  // there, until `deadline` (null: forever).
+  PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline) noexcept;
+  // Gives `count` slots back (messages taken, permits dropped unused, a
+  // cancelled waiter's grant): to the waiting senders first, oldest first,
+  // then to the free count. Takes no lock unless a sender waits.
+  void release_permits(std::uint32_t count) noexcept;
   // Free slots right now (a snapshot).
   std::uint32_t free_slots() const noexcept;
   bool is_closed() const noexcept {
     // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
     return (permit_word_.load(std::memory_order_acquire) & kClosedBit) != 0;
   }
-  // Refuses every later reservation and wakes every sleeping sender.
+  // Refuses every later reservation and wakes every waiting sender and
+  // closed watcher (their partial grants go back to the free count).
   void close() noexcept;
   // True when nothing is queued and nothing can arrive: closed or senderless,
   // with no queued message and no outstanding permit.
   bool is_finished() const noexcept;
+
+  // Send notifiers (kSend nodes). arm_send: true, without queueing, if the
+  // node holds a grant, a slot is free now, or the channel is closed; else
+  // queues it (one-shot). cancel_send: true if it was queued and had not
+  // fired; a grant it holds goes to the next waiter. take_grant: redeems the
+  // slot a fired node holds (the caller then owns one permit).
+  bool arm_send(WaitNode* node) noexcept;
+  bool cancel_send(WaitNode* node) noexcept;
+  bool take_grant(WaitNode* node) noexcept;
+
+  // Closed watchers. watch_closed: true if closed already (not linked);
+  // else it is linked and fires on close. unwatch_closed: true if it was
+  // still linked (when it returns, a firing in progress has ended).
+  // wait_closed: a thread waits for close until `deadline`; false on timeout.
+  bool watch_closed(ClosedWatchNode* watch) noexcept;
+  bool unwatch_closed(ClosedWatchNode* watch) noexcept;
+  bool wait_closed(const Deadline* deadline) noexcept;
 
   // ---- Claiming and publishing (steps 3-6) --------------------------------
   std::uint64_t claim_position() noexcept {
@@ -124,7 +148,8 @@ class ChannelState {
   }
   // The receiver goes: under the lock, clears the ready bits of the slots it
   // consumed (positions before `index`), so that the last handle destroys
-  // exactly the messages still queued: those whose bit is set.
+  // exactly the messages still queued: those whose bit is set; and marks
+  // the receiver gone.
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
@@ -143,20 +168,23 @@ class ChannelState {
   // meanwhile (the firer calls the callback again).
   void attach_receive_node(WaitNode* node) noexcept;
   void detach_receive_node() noexcept;
-  // Arms the receive node; true (and not armed) if a message is claimed past
-  // `index` or the channel has ended already.
-  bool arm_receive(std::uint64_t index) noexcept;
+  // Arms the receive node (step 12). The caller then re-checks that its
+  // next position is not published and the channel has not ended, and
+  // calls cancel_arming() if it finds something.
+  void arm_receive() noexcept;
+  // Drops a pending arming (the receiver will look by itself).
+  void cancel_arming() noexcept;
   // True if an armed notifier was cancelled before firing; false if it was
   // not armed or has fired (this waits until its callback has returned).
   bool disarm_receive() noexcept;
-  // Arms a send node; true (and not armed, or already fired) if there is
-  // room or the channel is closed now.
-  bool arm_send(WaitNode* node) noexcept;
-  // True if the node was unlinked before firing; false if it had fired or
-  // was not armed (this waits until its callback has returned).
-  bool cancel_send(WaitNode* node) noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
+  // Snapshots for Sender::strong_count / weak_count.
+  std::uint32_t sender_count() const noexcept { return senders_.load(std::memory_order_relaxed); }
+  std::uint32_t handle_count() const noexcept { return handles_.load(std::memory_order_relaxed); }
+  bool receiver_gone() const noexcept {
+    return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
+  }
   void add_sender() noexcept;
   bool try_add_sender() noexcept;  // WeakSender::upgrade: fails once senders hit 0
   void remove_sender() noexcept;   // the last one wakes the receiver
@@ -171,6 +199,7 @@ class ChannelState {
 
  private:
   static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
+  static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
   static constexpr std::uint32_t kRxIdle = 0;
   static constexpr std::uint32_t kRxSleeping = 1;
   static constexpr std::uint32_t kRxArmed = 2;
@@ -185,9 +214,12 @@ class ChannelState {
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
   void retire_head_locked(const BlockLayout& layout) noexcept;
   void free_spare_locked(const BlockLayout& layout) noexcept;
-  void fire_send_nodes(bool all) noexcept;
+  // The bound's slow paths (bound.cc); "woken" lists are chained through
+  // WaitNode::next and woken by wake_all after the lock is released.
+  void settle_locked(std::uint32_t count, WaitNode*& woken) noexcept;
+  static void wake_all(WaitNode* woken) noexcept;
+  static void finish_firing(WaitNode* node) noexcept;
   void fire_receive_node() noexcept;
-  void cancel_arming() noexcept;
   std::size_t live_blocks_locked() const noexcept;
   std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
@@ -196,20 +228,19 @@ class ChannelState {
   std::atomic<BlockHeader*> tail_block_{nullptr};
   mutable std::atomic<std::uint32_t> list_word_{0};
   std::atomic<std::uint32_t> permit_word_{0};
-  std::atomic<std::uint32_t> tx_waiters_{0};
-  std::atomic<std::uint32_t> rx_event_{0};
   // Receiver-side words.
+  std::atomic<std::uint32_t> rx_event_{0};
+  std::atomic<std::uint32_t> rx_block_word_{0};
   std::atomic<BlockHeader*> head_{nullptr};
-  std::atomic<WaitNode*> waiters_{nullptr};
+  WaiterQueue waiters_;
   // Lifetime.
   std::atomic<std::uint32_t> senders_{1};
   std::atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
   const std::uint32_t capacity_;
-  std::atomic<std::uint32_t> rx_block_word_{0};
 };
 
 static_assert(sizeof(ChannelState) <= 64,
-              "leanchan: the control block must fit the 64 bytes DESIGN.md 2 allows");
+              "leanchan: the control block must fit in 64 bytes (docs/memory.md)");
 
 }  // namespace leanchan::internal
 

@@ -1,6 +1,7 @@
-// leanchan/internal/wait_node.h: a readiness registration, owned by the
-// caller (leanchan::Notifier wraps one). Linked into the channel's waiter
-// list under the list lock; firing calls `callback(context)` outside it.
+// leanchan/internal/wait_node.h: one waiter of a channel, owned by the
+// waiter itself (a Notifier, a coroutine frame, a sleeping thread's stack):
+// the channel never allocates one. docs/design.md "The waiter queue" gives
+// the protocol; this file gives the states and who may touch what.
 #ifndef LEANCHAN_INTERNAL_WAIT_NODE_H_
 #define LEANCHAN_INTERNAL_WAIT_NODE_H_
 
@@ -10,21 +11,64 @@
 namespace leanchan::internal {
 
 struct WaitNode {
-  enum class Kind : std::uint8_t { kReceive, kSend };
-  // Send nodes: kIdle -> kLinked (armed) -> kFiring (popped, callback
-  // running) -> kIdle. kFiringAwaited: a canceller waits for the callback to
-  // return (futex on this word).
+  enum class Kind : std::uint8_t {
+    kReceive,      // the receiver's notifier (never queued for room)
+    kSend,         // a send notifier: wants one slot
+    kSendThread,   // a thread sleeping in send/reserve: a ThreadWaitNode
+    kClosedWatch,  // waits for close: a ClosedWatchNode
+  };
+
+  // `state`: bits [1..0] the phase, bit 2 the grant.
+  //   kIdle    not queued; the owner may re-arm, cancel or reuse it
+  //   kQueued  linked in the waiter queue (changed only under the list lock)
+  //   kFiring  taken off the queue under the lock; the waker is about to call
+  //            back (notifier kinds) or store the outcome (thread kinds)
+  //   kFiringAwaited  as kFiring, and the owner sleeps on this word until
+  //            the waker moves it to kIdle
+  //   kGrant   (send kinds) the node holds slots of the bound handed to it:
+  //            a sender must redeem them (try_send / try_reserve with the
+  //            notifier) or give them back (cancel_notify passes them on).
+  // Only the waker moves kFiring* to kIdle; it touches the node not at all
+  // afterwards, except a futex wake on this word (a wake on a word whose
+  // owner has gone is harmless: the kernel only hashes the address, and
+  // every futex wait in the channel tolerates a spurious wake).
   static constexpr std::uint32_t kIdle = 0;
-  static constexpr std::uint32_t kLinked = 1;
+  static constexpr std::uint32_t kQueued = 1;
   static constexpr std::uint32_t kFiring = 2;
   static constexpr std::uint32_t kFiringAwaited = 3;
+  static constexpr std::uint32_t kPhaseMask = 3;
+  static constexpr std::uint32_t kGrant = 4;
 
+  static constexpr std::uint32_t phase(std::uint32_t state) noexcept { return state & kPhaseMask; }
+
+  // Notifier kinds: called once per firing, outside every lock. Null for
+  // thread kinds, which are woken through `state` instead.
   void (*callback)(void*) = nullptr;
   void* context = nullptr;
-  WaitNode* next = nullptr;  // list lock
-  WaitNode* prev = nullptr;  // list lock
+  // The waiter queue's ring links (list lock).
+  WaitNode* next = nullptr;
+  WaitNode* prev = nullptr;
   std::atomic<std::uint32_t> state{kIdle};
   Kind kind = Kind::kReceive;
+};
+
+// A thread blocked in send / reserve / reserve_many: the node lives on its
+// stack. Slots are handed to it one by one (in FIFO order) until `needed`
+// reaches 0; `wanted - needed` are held while it waits (list lock).
+struct ThreadWaitNode {
+  WaitNode node;
+  std::uint32_t wanted = 0;
+  std::uint32_t needed = 0;
+};
+
+// A waiter for the channel's close (Sender::closed and its awaitable).
+// Closed watchers form their own ring (`group_*`, list lock); only the
+// first of them is linked into the waiter queue, so that finding the first
+// waiting sender never walks past them.
+struct ClosedWatchNode {
+  WaitNode node;
+  ClosedWatchNode* group_next = nullptr;
+  ClosedWatchNode* group_prev = nullptr;
 };
 
 }  // namespace leanchan::internal

@@ -1,0 +1,149 @@
+// leanchan/permit.h: reserved slots of a channel: Permit (one) and
+// PermitBatch (several). Obtain them from Sender::reserve, try_reserve,
+// reserve_many or try_reserve_many (leanchan/sender.h).
+//
+//   if (auto permit = tx.reserve()) permit.send(Event{...});   // cannot fail
+//   auto batch = tx.reserve_many(3);                          // all or none
+//   while (batch) batch.send(next_event());
+//
+// Thread-safety: a permit belongs to one thread at a time (it may be moved
+// between threads).
+#ifndef LEANCHAN_PERMIT_H_
+#define LEANCHAN_PERMIT_H_
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "leanchan/fwd.h"
+#include "leanchan/internal/channel_ops.h"
+#include "leanchan/internal/channel_state.h"
+#include "leanchan/status.h"
+
+namespace leanchan {
+
+// One reserved slot. send() fills it and cannot fail, even if the receiver
+// closes meanwhile (the message is then queued as any other and destroyed with
+// the channel). Destroying a permit unused gives the slot back. A live permit
+// counts as a sender: the channel stays open for it.
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] Permit {
+  using Ops = internal::ChannelOps<T, BlockSize>;
+
+ public:
+  Permit(Permit&& other) noexcept
+      : state_(std::exchange(other.state_, nullptr)), status_(other.status_) {}
+  Permit& operator=(Permit&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::exchange(other.state_, nullptr);
+      status_ = other.status_;
+    }
+    return *this;
+  }
+  Permit(const Permit&) = delete;
+  Permit& operator=(const Permit&) = delete;
+  ~Permit() { release(); }
+
+  // True while the permit holds a slot (reservation succeeded, not yet sent).
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+  // kOk if the reservation succeeded; otherwise why it failed (kFull, kClosed,
+  // kTimedOut). Unchanged by send().
+  SendStatus status() const noexcept { return status_; }
+
+  // Puts `value` in the reserved slot; the permit is empty afterwards.
+  // Precondition: *this holds a slot. Never blocks on the bound; O(1); may
+  // allocate a block (docs/design.md step 5).
+  void send(T value) noexcept {
+    assert(state_ != nullptr && "leanchan: Permit::send on an empty permit");
+    internal::ChannelState* state = std::exchange(state_, nullptr);
+    Ops::push(*state, std::move(value));
+    state->remove_sender();
+    Ops::release_handle(state);
+  }
+
+ private:
+  friend class Sender<T, BlockSize>;
+  Permit(internal::ChannelState* state, SendStatus status) noexcept
+      : state_(state), status_(status) {}
+
+  void release() noexcept {
+    internal::ChannelState* state = std::exchange(state_, nullptr);
+    if (state == nullptr) return;
+    state->release_permits(1);
+    state->notify_receiver();  // a closed receiver may wait for the last permit
+    state->remove_sender();
+    Ops::release_handle(state);
+  }
+
+  internal::ChannelState* state_;
+  SendStatus status_;
+};
+
+// Several reserved slots at once (Sender::reserve_many). Each send() fills
+// one and cannot fail; destroying the batch gives the unused ones back (to
+// waiting senders first). The batch counts as one sender while it holds
+// slots.
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] PermitBatch {
+  using Ops = internal::ChannelOps<T, BlockSize>;
+
+ public:
+  PermitBatch(PermitBatch&& other) noexcept
+      : state_(std::exchange(other.state_, nullptr)),
+        remaining_(std::exchange(other.remaining_, 0)),
+        status_(other.status_) {}
+  PermitBatch& operator=(PermitBatch&& other) noexcept {
+    if (this != &other) {
+      release();
+      state_ = std::exchange(other.state_, nullptr);
+      remaining_ = std::exchange(other.remaining_, 0);
+      status_ = other.status_;
+    }
+    return *this;
+  }
+  PermitBatch(const PermitBatch&) = delete;
+  PermitBatch& operator=(const PermitBatch&) = delete;
+  ~PermitBatch() { release(); }
+
+  // Slots still reserved.
+  std::size_t size() const noexcept { return remaining_; }
+  explicit operator bool() const noexcept { return remaining_ != 0; }
+  // kOk if the reservation succeeded (also for zero slots); otherwise why
+  // not (kFull, kClosed, kTimedOut, kExceedsCapacity). Unchanged by send().
+  SendStatus status() const noexcept { return status_; }
+
+  // Puts `value` in one reserved slot. Precondition: size() > 0. O(1); may
+  // allocate a block, as Permit::send.
+  void send(T value) noexcept {
+    assert(remaining_ != 0 && "leanchan: PermitBatch::send with no slot left");
+    Ops::push(*state_, std::move(value));
+    if (--remaining_ == 0) release();
+  }
+
+ private:
+  friend class Sender<T, BlockSize>;
+  PermitBatch(internal::ChannelState* state, std::size_t count, SendStatus status) noexcept
+      : state_(state), remaining_(count), status_(status) {}
+
+  void release() noexcept {
+    internal::ChannelState* state = std::exchange(state_, nullptr);
+    if (state == nullptr) return;
+    const auto unused = static_cast<std::uint32_t>(std::exchange(remaining_, 0));
+    if (unused != 0) {
+      state->release_permits(unused);
+      state->notify_receiver();  // a closed receiver may wait for the last permit
+    }
+    state->remove_sender();
+    Ops::release_handle(state);
+  }
+
+  internal::ChannelState* state_;
+  std::size_t remaining_;
+  SendStatus status_;
+};
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_PERMIT_H_

@@ -1,0 +1,413 @@
+// The bound and its waiter queue (docs/design.md "The bound" and "The waiter
+// queue"): permits, FIFO hand-off of freed slots to waiting senders (threads,
+// notifiers, coroutines alike), cancellation that passes a grant on, close,
+// and closed watchers.
+#include <algorithm>
+#include <climits>
+#include <thread>
+
+#include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/spin.h"
+
+namespace leanchan::internal {
+namespace {
+
+constexpr int kPermitSpins = 64;   // bounded: pause-spins, then
+constexpr int kPermitYields = 16;  // yields, then the sender queues and sleeps
+constexpr int kCallbackSpins = 256;
+
+ThreadWaitNode* as_thread(WaitNode* node) noexcept {
+  // The node is the first member of a standard-layout ThreadWaitNode.
+  return reinterpret_cast<ThreadWaitNode*>(node);
+}
+
+// Slots a queued sender still needs before it can be woken.
+std::uint32_t& needed_of(WaitNode* node, std::uint32_t& one) noexcept {
+  return node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->needed : one;
+}
+
+// Waits until `node` has left the firing phases (its waker is done with it):
+// briefly by watching, then by marking it awaited and sleeping on the word.
+// acquire: everything the waker did (the callback) happens before the return.
+std::uint32_t await_firing(WaitNode* node) noexcept {
+  std::atomic<std::uint32_t>& state = node->state;
+  std::uint32_t value = state.load(std::memory_order_acquire);
+  for (int spin = 0; spin < kCallbackSpins && WaitNode::phase(value) >= WaitNode::kFiring;
+       ++spin) {
+    cpu_relax();
+    value = state.load(std::memory_order_acquire);
+  }
+  while (WaitNode::phase(value) >= WaitNode::kFiring) {
+    if (WaitNode::phase(value) == WaitNode::kFiring) {
+      const std::uint32_t awaited =
+          (value & ~WaitNode::kPhaseMask) | WaitNode::kFiringAwaited;
+      if (!state.compare_exchange_weak(value, awaited, std::memory_order_acquire)) continue;
+      value = awaited;
+    }
+    futex_wait(state, value, nullptr);
+    value = state.load(std::memory_order_acquire);
+  }
+  return value;
+}
+
+}  // namespace
+
+PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((word & kClosedBit) != 0) return PermitOutcome::kClosed;
+    // A waiting sender owns every slot that frees (FIFO hand-off).
+    if ((word & kSendersWaitBit) != 0 || used_of(word) + count > capacity_) {
+      return PermitOutcome::kFull;
+    }
+    // acquire on success: reads the value written by the release_permits
+    // RMW that freed this slot (or a later RMW of its release sequence), so
+    // the receiver's block work before it (steps 9-10: progress published,
+    // spare kept or freed) happens before this holder opens a block (step
+    // 5), which keeps the ceil(C/b)+1 bound in the C++ model.
+    if (permit_word_.compare_exchange_weak(word, word + count * kUsedUnit,
+                                           std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      return PermitOutcome::kAcquired;
+    }
+  }
+}
+
+PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
+                                            const Deadline* deadline) noexcept {
+  PermitOutcome outcome = try_acquire_permits(count);
+  // A full channel usually frees a slot within a receive or two: watch the
+  // word briefly (bounded) before queueing. The later rounds yield, so that
+  // on a machine with more threads than cores the receiver gets to run.
+  // Nobody is overtaken: while a sender waits in the queue the word says so
+  // and try_acquire_permits fails.
+  for (int spin = 0; outcome == PermitOutcome::kFull && spin < kPermitSpins + kPermitYields;
+       ++spin) {
+    if (spin < kPermitSpins) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+    const std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+    if ((word & kSendersWaitBit) != 0) break;  // others queue already: join them
+    if (used_of(word) + count <= capacity_ || (word & kClosedBit) != 0) {
+      outcome = try_acquire_permits(count);
+    }
+  }
+  if (outcome != PermitOutcome::kFull) return outcome;
+
+  // Queue (step 2). Under the lock, one CAS both checks the word and sets
+  // the waiting bit: a release either ran before it (and this CAS sees the
+  // freed slot) or after it (and sees the bit, so it takes the lock and
+  // hands the slot to the queue). No second word, no Dekker.
+  ThreadWaitNode waiter;
+  waiter.node.kind = WaitNode::Kind::kSendThread;
+  waiter.wanted = count;
+  lock_list();
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  std::uint32_t taken = 0;
+  for (;;) {
+    if ((word & kClosedBit) != 0) {
+      unlock_list();
+      return PermitOutcome::kClosed;
+    }
+    const std::uint32_t used = used_of(word);
+    if ((word & kSendersWaitBit) == 0 && used + count <= capacity_) {
+      // acquire: as in try_acquire_permits.
+      if (permit_word_.compare_exchange_weak(word, word + count * kUsedUnit,
+                                             std::memory_order_acquire,
+                                             std::memory_order_relaxed)) {
+        unlock_list();
+        return PermitOutcome::kAcquired;
+      }
+      continue;
+    }
+    // First in line takes whatever is free now (the queue was empty, so
+    // nobody is owed it) and waits for the rest.
+    taken = (word & kSendersWaitBit) == 0 && used < capacity_ ? capacity_ - used : 0;
+    // acquire: the slots taken now come from releases, as above.
+    if (permit_word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit,
+                                           std::memory_order_acquire,
+                                           std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  waiter.needed = count - taken;
+  waiter.node.state.store(WaitNode::kQueued, std::memory_order_relaxed);  // relaxed: under the lock
+  waiters_.push_sender(&waiter.node);
+  unlock_list();
+
+  for (;;) {
+    // acquire: pairs with the waker's release store of the outcome, after
+    // which the slots are this thread's (and the releaser's block work
+    // before the hand-off happens before this thread's push).
+    std::uint32_t state = waiter.node.state.load(std::memory_order_acquire);
+    if (WaitNode::phase(state) == WaitNode::kIdle) {
+      return (state & WaitNode::kGrant) != 0 ? PermitOutcome::kAcquired : PermitOutcome::kClosed;
+    }
+    if (futex_wait(waiter.node.state, state, deadline)) continue;
+    // The deadline passed. Under the lock the node is either still queued
+    // (leave, and hand what it was granted so far to the next waiter) or
+    // already taken off by a waker (then the outcome is on its way: wait
+    // for it without a deadline; a grant wins over the deadline).
+    lock_list();
+    state = waiter.node.state.load(std::memory_order_relaxed);
+    if (WaitNode::phase(state) == WaitNode::kQueued) {
+      waiters_.remove(&waiter.node);
+      waiter.node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
+      WaitNode* woken = nullptr;
+      settle_locked(waiter.wanted - waiter.needed, woken);
+      unlock_list();
+      wake_all(woken);
+      return PermitOutcome::kTimedOut;
+    }
+    unlock_list();
+    deadline = nullptr;
+  }
+}
+
+void ChannelState::release_permits(std::uint32_t count) noexcept {
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  while ((word & kSendersWaitBit) == 0) {
+    // seq_cst: release half: the receiver's block work before this release
+    // happens before the next holder's block work (see try_acquire_permits).
+    // seq_cst: a dropped permit then loads rx_event (notify_receiver), and
+    // the receiver stores rx_event before reading this word in is_finished
+    // (Dekker, step 11).
+    if (permit_word_.compare_exchange_weak(word, word - count * kUsedUnit,
+                                           std::memory_order_seq_cst,
+                                           std::memory_order_relaxed)) {
+      return;
+    }
+  }
+  // A sender waits: the slots are handed over under the lock, oldest first.
+  lock_list();
+  WaitNode* woken = nullptr;
+  settle_locked(count, woken);
+  unlock_list();
+  wake_all(woken);
+}
+
+void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept {
+  // Hand `count` freed slots to the queue, oldest sender first; a sender
+  // whose need is met leaves the queue with a grant. Once the channel is
+  // closed nothing is handed over (close() wakes everyone without a grant).
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  WaitNode** tail = &woken;
+  while (*tail != nullptr) tail = &(*tail)->next;
+  if ((word & kClosedBit) == 0) {
+    while (count > 0) {
+      WaitNode* node = waiters_.first_sender();
+      if (node == nullptr) break;
+      std::uint32_t one = 1;
+      std::uint32_t& needed = needed_of(node, one);
+      const std::uint32_t given = std::min(count, needed);
+      needed -= given;
+      count -= given;
+      if (needed != 0) break;  // count is 0: the head keeps its partial grant
+      waiters_.remove(node);
+      // relaxed: the waker's later release store (wake_all) publishes.
+      node->state.store(WaitNode::kFiring | WaitNode::kGrant, std::memory_order_relaxed);
+      *tail = node;
+      tail = &node->next;
+      *tail = nullptr;
+    }
+  }
+  // What is left goes back to the free count; the waiting bit follows the
+  // queue. seq_cst: as release_permits' CAS.
+  const std::uint32_t waiting = waiters_.first_sender() != nullptr ? kSendersWaitBit : 0;
+  for (;;) {
+    const std::uint32_t next = ((word - count * kUsedUnit) & ~kSendersWaitBit) | waiting;
+    if (permit_word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
+                                           std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+void ChannelState::finish_firing(WaitNode* node) noexcept {
+  // Leave the firing phase, keeping the grant bit as it is now (the owner
+  // may have redeemed it meanwhile). release: the callback (and the grant)
+  // happen before the owner's acquire load that sees kIdle.
+  std::uint32_t state = node->state.load(std::memory_order_relaxed);
+  while (!node->state.compare_exchange_weak(state, state & WaitNode::kGrant,
+                                            std::memory_order_acq_rel,
+                                            std::memory_order_relaxed)) {
+  }
+  if (WaitNode::phase(state) == WaitNode::kFiringAwaited) futex_wake(node->state, INT_MAX);
+}
+
+void ChannelState::wake_all(WaitNode* woken) noexcept {
+  while (woken != nullptr) {
+    WaitNode* const node = woken;
+    woken = node->next;  // read before the node may go away
+    if (node->callback == nullptr) {
+      // A thread (send or closed watch): store its outcome, then wake it.
+      // release: see acquire_permits' acquire load.
+      const std::uint32_t outcome =
+          node->state.load(std::memory_order_relaxed) & WaitNode::kGrant;
+      node->state.store(outcome, std::memory_order_release);
+      futex_wake(node->state, 1);
+    } else {
+      node->callback(node->context);
+      finish_firing(node);
+    }
+  }
+}
+
+std::uint32_t ChannelState::free_slots() const noexcept {
+  const std::uint32_t used = used_of(permit_word_.load(std::memory_order_relaxed));
+  return used >= capacity_ ? 0 : capacity_ - used;
+}
+
+void ChannelState::close() noexcept {
+  // seq_cst: the closed bit pairs with the receiver's end check (step 11).
+  // One RMW on the word both closes and reads the waiting bits: a waiter
+  // queues only with a CAS that sees the word open, so either it queued
+  // before (and its bit is seen here) or it sees the closed bit.
+  const std::uint32_t old = permit_word_.fetch_or(kClosedBit, std::memory_order_seq_cst);
+  if ((old & (kSendersWaitBit | kClosedWatchBit)) == 0) return;
+  lock_list();
+  WaitNode* woken = waiters_.take_all_but_receive();
+  std::uint32_t returned = 0;  // partial grants of threads that wanted several
+  for (WaitNode* node = woken; node != nullptr; node = node->next) {
+    if (node->kind == WaitNode::Kind::kSendThread) {
+      returned += as_thread(node)->wanted - as_thread(node)->needed;
+    }
+    // relaxed: published by wake_all's release store (threads) or its
+    // acq_rel exchange (notifiers).
+    node->state.store(WaitNode::kFiring, std::memory_order_relaxed);
+  }
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  while (!permit_word_.compare_exchange_weak(
+      word, (word - returned * kUsedUnit) & ~(kSendersWaitBit | kClosedWatchBit),
+      std::memory_order_seq_cst, std::memory_order_relaxed)) {
+  }
+  unlock_list();
+  wake_all(woken);
+}
+
+bool ChannelState::is_finished() const noexcept {
+  // Senders first: once it reads 0 no reservation can ever be made again, so
+  // a zero use count read afterwards is final. (Read the other way round, a
+  // sender could reserve, send and leave between the two loads.)
+  // seq_cst: these loads are the receiver's re-check after announcing a wait
+  // (step 11) and pair with remove_sender's and release_permits' RMWs.
+  if (senders_.load(std::memory_order_seq_cst) == 0) {
+    return used_of(permit_word_.load(std::memory_order_seq_cst)) == 0;
+  }
+  const std::uint32_t word = permit_word_.load(std::memory_order_seq_cst);
+  return (word & kClosedBit) != 0 && used_of(word) == 0;
+}
+
+bool ChannelState::arm_send(WaitNode* node) noexcept {
+  // A firing of this node's previous arming must end first: its last step
+  // resets the phase, which must not erase this arming.
+  const std::uint32_t state = await_firing(node);
+  if ((state & WaitNode::kGrant) != 0) return true;  // it holds a slot already
+  node->kind = WaitNode::Kind::kSend;
+  lock_list();
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((word & kClosedBit) != 0 ||
+        ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
+      unlock_list();
+      return true;  // closed, or room now: look again
+    }
+    // Linking and the waiting bit change in one critical section, so a
+    // release never sees one without the other. relaxed: the lock orders.
+    if (permit_word_.compare_exchange_weak(word, word | kSendersWaitBit,
+                                           std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
+  waiters_.push_sender(node);
+  unlock_list();
+  return false;
+}
+
+bool ChannelState::cancel_send(WaitNode* node) noexcept {
+  // acquire: an idle node without a grant is not queued and its last
+  // firing is over: nothing to do, no lock.
+  if (node->state.load(std::memory_order_acquire) == WaitNode::kIdle) return false;
+  lock_list();
+  if (node->state.load(std::memory_order_relaxed) == WaitNode::kQueued) {
+    waiters_.remove(node);
+    node->state.store(WaitNode::kIdle, std::memory_order_relaxed);
+    WaitNode* woken = nullptr;
+    settle_locked(0, woken);  // the waiting bit follows the queue
+    unlock_list();
+    return true;
+  }
+  unlock_list();
+  await_firing(node);
+  // A grant it was woken for and did not use goes to the next waiter.
+  if (take_grant(node)) release_permits(1);
+  return false;
+}
+
+bool ChannelState::take_grant(WaitNode* node) noexcept {
+  std::uint32_t state = node->state.load(std::memory_order_relaxed);
+  while ((state & WaitNode::kGrant) != 0) {
+    // acquire: the slot's release (and the block work before it) happens
+    // before the redeemer's push.
+    if (node->state.compare_exchange_weak(state, state & ~WaitNode::kGrant,
+                                          std::memory_order_acquire,
+                                          std::memory_order_relaxed)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ChannelState::watch_closed(ClosedWatchNode* watch) noexcept {
+  await_firing(&watch->node);
+  watch->node.kind = WaitNode::Kind::kClosedWatch;
+  lock_list();
+  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+  do {
+    if ((word & kClosedBit) != 0) {
+      unlock_list();
+      return true;
+    }
+    // As in arm_send: the bit and the link change together, under the lock.
+  } while (!permit_word_.compare_exchange_weak(word, word | kClosedWatchBit,
+                                               std::memory_order_relaxed));
+  watch->node.state.store(WaitNode::kQueued, std::memory_order_relaxed);
+  waiters_.add_closed_watch(watch);
+  unlock_list();
+  return false;
+}
+
+bool ChannelState::unwatch_closed(ClosedWatchNode* watch) noexcept {
+  if (watch->node.state.load(std::memory_order_acquire) == WaitNode::kIdle) return false;
+  lock_list();
+  if (watch->node.state.load(std::memory_order_relaxed) == WaitNode::kQueued) {
+    waiters_.remove_closed_watch(watch);
+    watch->node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
+    if (!waiters_.has_closed_watch()) {
+      permit_word_.fetch_and(~kClosedWatchBit, std::memory_order_relaxed);  // under the lock
+    }
+    unlock_list();
+    return true;
+  }
+  unlock_list();
+  await_firing(&watch->node);
+  return false;
+}
+
+bool ChannelState::wait_closed(const Deadline* deadline) noexcept {
+  ClosedWatchNode watch;  // callback null: woken through its state word
+  if (watch_closed(&watch)) return true;
+  for (;;) {
+    // acquire: pairs with wake_all's release store.
+    const std::uint32_t state = watch.node.state.load(std::memory_order_acquire);
+    if (state == WaitNode::kIdle) return true;
+    if (futex_wait(watch.node.state, state, deadline)) continue;
+    if (unwatch_closed(&watch)) return false;  // still linked: timed out
+    deadline = nullptr;                         // close is waking it: wait
+  }
+}
+
+}  // namespace leanchan::internal
