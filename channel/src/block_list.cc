@@ -267,6 +267,8 @@ void ChannelState::release_spare_if_any(const BlockLayout& layout) noexcept {
 
 void ChannelState::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
   lock_list();
+  // relaxed: only read as a snapshot (Sender::weak_count).
+  rx_block_word_.fetch_or(kReceiverGone, std::memory_order_relaxed);
   const std::uint32_t current = block_tag(index / layout.slots);
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;
