@@ -8,6 +8,7 @@
 
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/spin.h"
+#include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
 namespace {
@@ -146,6 +147,7 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
       return (state & WaitNode::kGrant) != 0 ? PermitOutcome::kAcquired : PermitOutcome::kClosed;
     }
     if (futex_wait(waiter.node.state, state, deadline)) continue;
+    LEANCHAN_TEST_POINT(kThreadWaiterTimedOut);
     // The deadline passed. Under the lock the node is either still queued
     // (leave, and hand what it was granted so far to the next waiter) or
     // already taken off by a waker (then the outcome is on its way: wait
@@ -324,6 +326,7 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.push_sender(node);
   unlock_list();
+  LEANCHAN_TEST_POINT(kSendNotifierQueued);
   return false;
 }
 

@@ -1,0 +1,41 @@
+// leanchan/internal/test_point.h: named points in the channel's code where
+// a test can hold a thread, to exercise a window of a few instructions
+// deterministically (a stress test rarely lands in one).
+//
+// Only the test-points build of the library (the CMake target
+// leanchan_channel_test_points, compiled with LEANCHAN_TEST_POINTS) calls
+// the hook; in every other build LEANCHAN_TEST_POINT expands to nothing, so
+// the production library has no extra code, field or call.
+#ifndef LEANCHAN_INTERNAL_TEST_POINT_H_
+#define LEANCHAN_INTERNAL_TEST_POINT_H_
+
+#if defined(LEANCHAN_TEST_POINTS)
+#include <atomic>
+
+namespace leanchan::internal {
+
+enum class TestPoint {
+  // arm_send: the notifier is queued and the list lock released; the
+  // caller has not returned yet.
+  kSendNotifierQueued,
+  // acquire_permits: a thread waiter's deadline passed; it has not yet
+  // taken the lock to leave the queue.
+  kThreadWaiterTimedOut,
+};
+
+// The hook, called on the thread that reaches a point. Set by tests only.
+inline std::atomic<void (*)(TestPoint)> test_point_hook{nullptr};
+
+inline void reach(TestPoint point) {
+  if (auto* hook = test_point_hook.load(std::memory_order_acquire)) hook(point);
+}
+
+}  // namespace leanchan::internal
+
+#define LEANCHAN_TEST_POINT(point) \
+  ::leanchan::internal::reach(::leanchan::internal::TestPoint::point)
+#else
+#define LEANCHAN_TEST_POINT(point) static_cast<void>(0)
+#endif
+
+#endif  // LEANCHAN_INTERNAL_TEST_POINT_H_

@@ -1,0 +1,113 @@
+// Windows of a few instructions in the waiting layer, exercised
+// deterministically: a test point (leanchan/internal/test_point.h) holds one
+// thread exactly there while the test drives the others. Linked against the
+// test-points build of the library.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "leanchan/channel.h"
+#include "leanchan/internal/test_point.h"
+
+namespace {
+
+using leanchan::internal::TestPoint;
+
+// Holds the one thread that calls arm() when it reaches `point`, until
+// release(). Other threads and points pass through.
+class Hold {
+ public:
+  explicit Hold(TestPoint point) {
+    point_ = point;
+    reached_ = false;
+    released_ = false;
+    leanchan::internal::test_point_hook.store(&Hold::hook);
+  }
+  ~Hold() {
+    release();
+    leanchan::internal::test_point_hook.store(nullptr);
+  }
+  static void arm_this_thread() { target_ = std::this_thread::get_id(); }
+  static void wait_reached() { reached_.wait(false); }
+  static void release() {
+    released_ = true;
+    released_.notify_all();
+  }
+
+ private:
+  static void hook(TestPoint point) {
+    if (point != point_ || std::this_thread::get_id() != target_.load()) return;
+    reached_ = true;
+    reached_.notify_all();
+    released_.wait(false);
+  }
+  static inline TestPoint point_;
+  static inline std::atomic<std::thread::id> target_;
+  static inline std::atomic<bool> reached_{false};
+  static inline std::atomic<bool> released_{false};
+};
+
+struct Counted {
+  static void fire(void* self) { static_cast<Counted*>(self)->calls.fetch_add(1); }
+  std::atomic<int> calls{0};
+  leanchan::Notifier notifier{&Counted::fire, this};
+};
+
+// Two send notifiers arm while the receiver frees two slots. The first is
+// held right after it queued (before its arming call returns): both must
+// still fire, one per slot. (The first waiting layer counted armed
+// notifiers outside the critical section that linked them: a release in
+// this window spent the other notifier's count, and it was never fired.)
+TEST(Window, SendNotifierHeldAfterQueueingDoesNotStrandTheNext) {
+  Hold hold(TestPoint::kSendNotifierQueued);
+  auto [tx, rx] = leanchan::channel<int, 1>(2);
+  ASSERT_TRUE(tx.try_send(0).ok());
+  ASSERT_TRUE(tx.try_send(1).ok());
+  Counted first, second;
+  std::thread arming([sender = tx, &first]() mutable {
+    Hold::arm_this_thread();
+    EXPECT_FALSE(sender.notify_when_room(first.notifier));
+  });
+  Hold::wait_reached();
+  ASSERT_FALSE(tx.notify_when_room(second.notifier));
+  ASSERT_TRUE(rx.try_recv().ok());
+  ASSERT_TRUE(rx.try_recv().ok());
+  EXPECT_EQ(first.calls.load(), 1);
+  EXPECT_EQ(second.calls.load(), 1) << "the second notifier was stranded";
+  Hold::release();
+  arming.join();
+  // Both hold a slot; giving them back frees the channel.
+  EXPECT_FALSE(tx.cancel_notify(first.notifier));
+  EXPECT_FALSE(tx.cancel_notify(second.notifier));
+  EXPECT_EQ(tx.capacity(), 2u);
+}
+
+// A timed send whose deadline passes just as the slot is handed to it keeps
+// the slot (the send succeeds): the slot is neither lost nor given to the
+// waiter behind it, which is served by the next slot.
+TEST(Window, TimedSendGrantedAsItTimesOutUsesItsSlot) {
+  Hold hold(TestPoint::kThreadWaiterTimedOut);
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  ASSERT_TRUE(tx.try_send(0).ok());
+  leanchan::SendStatus status = leanchan::SendStatus::kFull;
+  std::thread timed([sender = tx, &status]() mutable {
+    Hold::arm_this_thread();
+    status = sender.send_for(7, std::chrono::milliseconds(1)).status();
+  });
+  Hold::wait_reached();  // queued, timed out, not yet out of the queue
+  Counted behind;
+  ASSERT_FALSE(tx.notify_when_room(behind.notifier));  // queued behind it
+  ASSERT_EQ(rx.try_recv().value(), 0);  // the slot goes to the timed sender
+  EXPECT_EQ(behind.calls.load(), 0);
+  Hold::release();
+  timed.join();
+  EXPECT_EQ(status, leanchan::SendStatus::kOk);
+  EXPECT_EQ(rx.try_recv().value(), 7);
+  EXPECT_EQ(behind.calls.load(), 1);  // the next slot is its
+  EXPECT_TRUE(tx.try_send(8, behind.notifier).ok());
+  EXPECT_EQ(rx.try_recv().value(), 8);
+  EXPECT_EQ(tx.capacity(), 1u);
+}
+
+}  // namespace
