@@ -33,6 +33,13 @@
 // watches briefly (bounded pauses, then a few yields), then sleeps on a
 // futex; waiting costs no memory.
 //
+// Waiting senders are served first come, first served: threads in send /
+// reserve / reserve_many, send notifiers and coroutines share one FIFO
+// queue; a slot freed while anyone waits is handed to the longest-waiting
+// sender (try_send cannot take it), and a waiter that gives up (timeout,
+// cancel_notify, a destroyed coroutine) passes a slot it was handed to the
+// next. No count limits the number of waiters.
+//
 // Readiness and coroutines: leanchan/notifier.h, leanchan/ready_set.h,
 // leanchan/coro.h (all included here).
 #ifndef LEANCHAN_CHANNEL_H_
