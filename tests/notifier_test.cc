@@ -129,6 +129,8 @@ TEST(Notifier, AttachedAndArmedNotifiersAllocateNothing) {
   ASSERT_TRUE(rx.try_recv().ok());
   EXPECT_EQ(counter.calls.load(), 2);
   EXPECT_EQ(probe.allocations(), allocations);
+  EXPECT_FALSE(tx.cancel_notify(room));  // gives back the slot it was handed
+  rx.clear_notifier();
 }
 
 // The lost-wakeup race: the consumer drains, arms, and waits only for the

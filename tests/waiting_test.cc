@@ -327,6 +327,41 @@ TEST(TryRecv, DoesNotReportEmptyBehindAClaimedSend) {
   EXPECT_EQ(first->value().value, 1) << "position 0 (A's message) comes first";
 }
 
+// Contract: try_recv may be called from the receive notifier's own
+// callback (draining there is legal). When it must wait for an earlier
+// claimed send, it does so without disarming the notifier, which would wait
+// for the firing in progress: its own caller. (Found by review: the wait
+// deadlocked the sender thread running the callback.)
+TEST(TryRecv, WaitsInsideTheReceiveCallbackWithoutDeadlock) {
+  auto [tx, rx] = leanchan::channel<Gated>(4);
+  struct Drain {
+    leanchan::Receiver<Gated>* rx;
+    std::atomic<int> value{-1};
+    static void fire(void* self) {
+      auto* drain = static_cast<Drain*>(self);
+      auto r = drain->rx->try_recv();
+      drain->value = r.ok() ? r.value().value : -2;
+    }
+  } drain{&rx};
+  leanchan::Notifier notifier(&Drain::fire, &drain);
+  rx.set_notifier(notifier);
+  ASSERT_FALSE(rx.arm_notifier());
+  Gated::gate.arm();
+  std::thread sender_a([s = tx]() mutable { EXPECT_TRUE(s.send(Gated(1)).ok()); });
+  Gated::gate.wait_until_entered();  // A holds position 0, unpublished
+  {
+    FallbackAction releaser(300ms, [] { Gated::gate.release(); });
+    // B publishes position 1 and fires the notifier on this thread; the
+    // callback's try_recv waits for A (released by the fallback).
+    ASSERT_TRUE(tx.send(Gated(2)).ok());
+    releaser.finish();
+  }
+  sender_a.join();
+  EXPECT_EQ(drain.value.load(), 1) << "the callback takes position 0 first";
+  EXPECT_EQ(rx.try_recv().value().value, 2);
+  rx.clear_notifier();
+}
+
 // ---- "Forever" timeouts --------------------------------------------------------
 // A timeout too large to add to now() means "no deadline": the call waits
 // (here until the helper ends it) instead of timing out at once.

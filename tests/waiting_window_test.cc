@@ -110,4 +110,33 @@ TEST(Window, TimedSendGrantedAsItTimesOutUsesItsSlot) {
   EXPECT_EQ(tx.capacity(), 1u);
 }
 
+// A hand-off decided under the lock while close() runs: close() sets the
+// closed bit first and then waits for the lock. The hand-off takes effect
+// only when the permit word records it, after the close: it is withdrawn,
+// and the waiter is woken without a slot. No send succeeds after close().
+TEST(Window, HandOffRacingCloseIsWithdrawn) {
+  Hold hold(TestPoint::kHandOffDecided);
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  auto permit = tx.reserve();
+  ASSERT_TRUE(permit);
+  Counted waiter;
+  ASSERT_FALSE(tx.notify_when_room(waiter.notifier));
+  std::thread dropper([p = std::move(permit)]() mutable {
+    Hold::arm_this_thread();
+    { auto gone = std::move(p); }  // frees the slot: handed to the waiter
+  });
+  Hold::wait_reached();  // the grant is made, not yet recorded
+  std::thread releaser([sender = tx]() mutable {
+    while (!sender.is_closed()) std::this_thread::yield();  // close() has set its bit
+    Hold::release();
+  });
+  rx.close();  // sets the closed bit, then waits for the lock
+  releaser.join();
+  dropper.join();
+  EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
+  EXPECT_EQ(tx.try_send(1, waiter.notifier).status(), leanchan::SendStatus::kClosed);
+  EXPECT_EQ(tx.capacity(), 1u);
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+}
+
 }  // namespace

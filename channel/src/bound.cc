@@ -51,6 +51,52 @@ std::uint32_t await_firing(WaitNode* node) noexcept {
   return value;
 }
 
+// Under the list lock: takes a queued node for firing, with or without a
+// grant. An RMW, because a thread waiter may be setting kSleeping on its own
+// word at the same moment (without the lock); that bit is kept.
+void mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
+  std::uint32_t state = node->state.load(std::memory_order_relaxed);
+  // release: the grant bit may be read (and redeemed, take_grant's acquire)
+  // before the waker's own release; this publishes the releaser's work
+  // before the hand-off (steps 9-10, the block bound).
+  while (!node->state.compare_exchange_weak(
+      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant,
+      std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
+// A thread waiter waits for its outcome: it watches its own word briefly
+// (a hand-off to a waiter that is still watching costs no system call on
+// either side), then marks itself sleeping and sleeps on the word. Returns
+// the final (idle) state, or kQueued when the deadline passed first. acquire: the waker's release exchange publishes the outcome (and
+// the releaser's work before the hand-off).
+std::uint32_t await_outcome(WaitNode& node, int watch_rounds, const Deadline* deadline) noexcept {
+  std::atomic<std::uint32_t>& word = node.state;
+  for (int round = 0; round < watch_rounds; ++round) {
+    const std::uint32_t state = word.load(std::memory_order_acquire);
+    if (WaitNode::phase(state) == WaitNode::kIdle) return state;
+    if (round < kPermitSpins) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  std::uint32_t state = word.load(std::memory_order_acquire);
+  for (;;) {
+    if (WaitNode::phase(state) == WaitNode::kIdle) return state;
+    if ((state & WaitNode::kSleeping) == 0) {
+      // acquire on failure too: a failed CAS may read the outcome.
+      if (!word.compare_exchange_weak(state, state | WaitNode::kSleeping,
+                                      std::memory_order_acquire)) {
+        continue;
+      }
+      state |= WaitNode::kSleeping;
+    }
+    if (!futex_wait(word, state, deadline)) return WaitNode::kQueued;  // deadline passed
+    state = word.load(std::memory_order_acquire);
+  }
+}
+
 }  // namespace
 
 PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
@@ -77,13 +123,16 @@ PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
 PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
                                             const Deadline* deadline) noexcept {
   PermitOutcome outcome = try_acquire_permits(count);
+  const int watch_rounds =
+      deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
+          ? 0
+          : kPermitSpins + kPermitYields;
   // A full channel usually frees a slot within a receive or two: watch the
   // word briefly (bounded) before queueing. The later rounds yield, so that
   // on a machine with more threads than cores the receiver gets to run.
   // Nobody is overtaken: while a sender waits in the queue the word says so
   // and try_acquire_permits fails.
-  for (int spin = 0; outcome == PermitOutcome::kFull && spin < kPermitSpins + kPermitYields;
-       ++spin) {
+  for (int spin = 0; outcome == PermitOutcome::kFull && spin < watch_rounds; ++spin) {
     if (spin < kPermitSpins) {
       cpu_relax();
     } else {
@@ -139,22 +188,18 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
   unlock_list();
 
   for (;;) {
-    // acquire: pairs with the waker's release store of the outcome, after
-    // which the slots are this thread's (and the releaser's block work
-    // before the hand-off happens before this thread's push).
-    std::uint32_t state = waiter.node.state.load(std::memory_order_acquire);
+    // Watch, then sleep, until the outcome is stored or the deadline passes.
+    const std::uint32_t state = await_outcome(waiter.node, watch_rounds, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) {
       return (state & WaitNode::kGrant) != 0 ? PermitOutcome::kAcquired : PermitOutcome::kClosed;
     }
-    if (futex_wait(waiter.node.state, state, deadline)) continue;
     LEANCHAN_TEST_POINT(kThreadWaiterTimedOut);
     // The deadline passed. Under the lock the node is either still queued
     // (leave, and hand what it was granted so far to the next waiter) or
     // already taken off by a waker (then the outcome is on its way: wait
     // for it without a deadline; a grant wins over the deadline).
     lock_list();
-    state = waiter.node.state.load(std::memory_order_relaxed);
-    if (WaitNode::phase(state) == WaitNode::kQueued) {
+    if (WaitNode::phase(waiter.node.state.load(std::memory_order_relaxed)) == WaitNode::kQueued) {
       waiters_.remove(&waiter.node);
       waiter.node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
       WaitNode* woken = nullptr;
@@ -197,6 +242,7 @@ void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
   WaitNode** tail = &woken;
   while (*tail != nullptr) tail = &(*tail)->next;
+  WaitNode* first_granted = nullptr;  // the nodes granted by this call
   if ((word & kClosedBit) == 0) {
     while (count > 0) {
       WaitNode* node = waiters_.first_sender();
@@ -208,17 +254,28 @@ void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
       waiters_.remove(node);
-      // relaxed: the waker's later release store (wake_all) publishes.
-      node->state.store(WaitNode::kFiring | WaitNode::kGrant, std::memory_order_relaxed);
+      mark_firing(node, WaitNode::kGrant);
+      if (first_granted == nullptr) first_granted = node;
       *tail = node;
       tail = &node->next;
       *tail = nullptr;
     }
   }
   // What is left goes back to the free count; the waiting bit follows the
-  // queue. seq_cst: as release_permits' CAS.
+  // queue. seq_cst: as release_permits' CAS. This CAS is where the hand-off
+  // takes effect: if close() set the closed bit since the load above, the
+  // grants made here are withdrawn (their slots go back to the count, their
+  // nodes are woken without a grant), so no send succeeds after close().
   const std::uint32_t waiting = waiters_.first_sender() != nullptr ? kSendersWaitBit : 0;
+  if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
   for (;;) {
+    if ((word & kClosedBit) != 0 && first_granted != nullptr) {
+      for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
+        count += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
+        mark_firing(node, 0);
+      }
+      first_granted = nullptr;
+    }
     const std::uint32_t next = ((word - count * kUsedUnit) & ~kSendersWaitBit) | waiting;
     if (permit_word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
                                            std::memory_order_relaxed)) {
@@ -244,12 +301,17 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
     WaitNode* const node = woken;
     woken = node->next;  // read before the node may go away
     if (node->callback == nullptr) {
-      // A thread (send or closed watch): store its outcome, then wake it.
-      // release: see acquire_permits' acquire load.
+      // A thread (send or closed watch): store its outcome; wake it only if
+      // it sleeps (or waits in await_firing). Only this waker changes the
+      // grant bit of a thread node, so the outcome read first is final.
+      // release: pairs with await_outcome's acquire loads.
       const std::uint32_t outcome =
           node->state.load(std::memory_order_relaxed) & WaitNode::kGrant;
-      node->state.store(outcome, std::memory_order_release);
-      futex_wake(node->state, 1);
+      const std::uint32_t before = node->state.exchange(outcome, std::memory_order_release);
+      if ((before & WaitNode::kSleeping) != 0 ||
+          WaitNode::phase(before) == WaitNode::kFiringAwaited) {
+        futex_wake(node->state, 1);
+      }
     } else {
       node->callback(node->context);
       finish_firing(node);
@@ -276,9 +338,7 @@ void ChannelState::close() noexcept {
     if (node->kind == WaitNode::Kind::kSendThread) {
       returned += as_thread(node)->wanted - as_thread(node)->needed;
     }
-    // relaxed: published by wake_all's release store (threads) or its
-    // acq_rel exchange (notifiers).
-    node->state.store(WaitNode::kFiring, std::memory_order_relaxed);
+    mark_firing(node, 0);
   }
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
   while (!permit_word_.compare_exchange_weak(
@@ -307,6 +367,7 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   // resets the phase, which must not erase this arming.
   const std::uint32_t state = await_firing(node);
   if ((state & WaitNode::kGrant) != 0) return true;  // it holds a slot already
+  if (WaitNode::phase(state) == WaitNode::kQueued) return false;  // armed already
   node->kind = WaitNode::Kind::kSend;
   lock_list();
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
@@ -386,7 +447,7 @@ bool ChannelState::watch_closed(ClosedWatchNode* watch) noexcept {
 bool ChannelState::unwatch_closed(ClosedWatchNode* watch) noexcept {
   if (watch->node.state.load(std::memory_order_acquire) == WaitNode::kIdle) return false;
   lock_list();
-  if (watch->node.state.load(std::memory_order_relaxed) == WaitNode::kQueued) {
+  if (WaitNode::phase(watch->node.state.load(std::memory_order_relaxed)) == WaitNode::kQueued) {
     waiters_.remove_closed_watch(watch);
     watch->node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
     if (!waiters_.has_closed_watch()) {
@@ -404,10 +465,8 @@ bool ChannelState::wait_closed(const Deadline* deadline) noexcept {
   ClosedWatchNode watch;  // callback null: woken through its state word
   if (watch_closed(&watch)) return true;
   for (;;) {
-    // acquire: pairs with wake_all's release store.
-    const std::uint32_t state = watch.node.state.load(std::memory_order_acquire);
-    if (state == WaitNode::kIdle) return true;
-    if (futex_wait(watch.node.state, state, deadline)) continue;
+    const std::uint32_t state = await_outcome(watch.node, 0, deadline);
+    if (WaitNode::phase(state) == WaitNode::kIdle) return true;
     if (unwatch_closed(&watch)) return false;  // still linked: timed out
     deadline = nullptr;                         // close is waking it: wait
   }

@@ -24,8 +24,20 @@
 //   short and must not call back into this channel's notifier functions.
 // - A notifier must stay alive while attached or armed. clear_notifier()
 //   and cancel_notify() return only once its callback is not running.
+// - Send notifiers wait in the channel's FIFO queue with blocked senders and
+//   coroutines. When one fires because a slot freed, that slot is handed to
+//   it: nobody else can take it (a plain try_send or send does not use it).
+//   Redeem it with Sender::try_send(value, notifier) or
+//   try_reserve(notifier), or give it back with cancel_notify(notifier),
+//   which passes it to the next waiter. Like a Permit, an unredeemed slot
+//   keeps the channel from ending for the receiver; unlike a Permit it is
+//   not returned on destruction: destroying a notifier that is queued or
+//   holds a slot is a bug (asserted in debug builds).
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
+
+#include <cassert>
+#include <atomic>
 
 #include "leanchan/fwd.h"
 #include "leanchan/internal/wait_node.h"
@@ -42,6 +54,11 @@ class Notifier {
   }
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
+  ~Notifier() {
+    assert(node_.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle &&
+           "leanchan: Notifier destroyed while armed or holding a slot "
+           "(cancel_notify / clear_notifier first)");
+  }
 
  private:
   template <class T, std::size_t B>

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -75,8 +76,9 @@ class Receiver {
   // published) does not count as there; but when a later send has been
   // claimed behind it (and may have completed), try_recv waits for the
   // earlier one to be published: briefly by watching, then asleep until its
-  // sender publishes (which disarms an armed notifier, as recv() does). It
-  // never waits otherwise.
+  // sender publishes; or, while a receive notifier is armed or firing (for
+  // example inside its callback), by yielding, leaving the notifier as it
+  // is. It never waits otherwise.
   RecvResult<T> try_recv() noexcept {
     internal::ChannelState& state = *this->state();
     std::optional<T> value;
@@ -89,10 +91,19 @@ class Receiver {
     }
     // Position index is claimed but unpublished, and another is claimed
     // after it: the earlier sender is between its claim and its publish
-    // (docs/design.md step 3-6), so the wait is short and ends with it.
-    if (state.tail_position() > cursor_.index + 1 &&
-        wait_take(value, nullptr) == RecvStatus::kOk) {
-      return RecvResult<T>::success(std::move(*value));
+    // (docs/design.md steps 3-6), so the wait is short and ends with it.
+    if (state.tail_position() > cursor_.index + 1) {
+      if (state.receive_notifier_idle()) {
+        if (wait_take(value, nullptr) == RecvStatus::kOk) {
+          return RecvResult<T>::success(std::move(*value));
+        }
+      } else {
+        // A receive notifier is armed or firing (this may even run inside
+        // its callback): sleeping would disarm it, or wait for the very
+        // callback that called us. Yield until the sender publishes.
+        while (!Ops::try_take(state, cursor_, value)) std::this_thread::yield();
+        return RecvResult<T>::success(std::move(*value));
+      }
     }
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }

@@ -160,6 +160,12 @@ class ChannelState {
   void announce_receiver_wait() noexcept;
   // Sleeps until a sender wakes the receiver or `deadline`; false on timeout.
   bool receiver_sleep(const Deadline* deadline) noexcept;
+  // True if no receive notifier is armed or firing (so the receiver may
+  // announce a sleep without disarming it, and is not running inside its
+  // callback). relaxed: only the receiver's own arming leaves idle.
+  bool receive_notifier_idle() const noexcept {
+    return rx_event_.load(std::memory_order_relaxed) == kRxIdle;
+  }
 
   // ---- Readiness (docs/design.md "Readiness") ------------------------------
   // rx_event_ values: 0 idle, 1 receiver sleeping, 2 notifier armed,

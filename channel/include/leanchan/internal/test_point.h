@@ -21,6 +21,9 @@ enum class TestPoint {
   // acquire_permits: a thread waiter's deadline passed; it has not yet
   // taken the lock to leave the queue.
   kThreadWaiterTimedOut,
+  // settle_locked: waiters were granted slots under the list lock; the
+  // permit word has not been updated yet.
+  kHandOffDecided,
 };
 
 // The hook, called on the thread that reaches a point. Set by tests only.

@@ -28,6 +28,7 @@ struct WaitNode {
   //   kGrant   (send kinds) the node holds slots of the bound handed to it:
   //            a sender must redeem them (try_send / try_reserve with the
   //            notifier) or give them back (cancel_notify passes them on).
+  //   kSleeping (thread kinds) see below.
   // Only the waker moves kFiring* to kIdle; it touches the node not at all
   // afterwards, except a futex wake on this word (a wake on a word whose
   // owner has gone is harmless: the kernel only hashes the address, and
@@ -38,6 +39,10 @@ struct WaitNode {
   static constexpr std::uint32_t kFiringAwaited = 3;
   static constexpr std::uint32_t kPhaseMask = 3;
   static constexpr std::uint32_t kGrant = 4;
+  // (thread kinds) the owner sleeps on this word: the waker's final
+  // exchange sees it and makes the futex wake; a waiter still watching is
+  // handed its outcome without a system call.
+  static constexpr std::uint32_t kSleeping = 8;
 
   static constexpr std::uint32_t phase(std::uint32_t state) noexcept { return state & kPhaseMask; }
 

@@ -28,8 +28,8 @@ namespace leanchan::internal {
 class WaiterQueue {
  public:
   // The first node of the ring (the receive notifier if attached).
-  // relaxed: under the lock the lock orders it; the lock-free reader (a
-  // receive firing) relies on the rx_event_ handshake instead.
+  // acquire: pairs with attach_receive's release store, for the lock-free
+  // reader (a receive firing, after it read the receiver's arming).
   WaitNode* first() const noexcept { return first_.load(std::memory_order_acquire); }
 
   // Receive notifier: at most one, kept first.

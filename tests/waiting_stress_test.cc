@@ -1,4 +1,4 @@
-// Review stress: mixed waiters (threads, timed senders, reserve_many, notifiers,
+// Stress: mixed waiters (threads, timed senders, reserve_many, notifiers,
 // closed watchers) on a small channel; checks per-sender FIFO, no lost
 // wake-up (bounded run time), and that every slot comes back.
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "leanchan/channel.h"
+#include "test_support.h"
 
 using namespace std::chrono_literals;
 
@@ -84,7 +85,7 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
   // closed watchers
   std::vector<std::thread> watchers;
   for (int w = 0; w < 2; ++w) {
-    watchers.emplace_back([&, tx = tx]() mutable {
+    watchers.emplace_back([&, w, tx = tx]() mutable {
       std::mt19937 rng(seed + 100 + w);
       while (!stop_watchers.load()) {
         if (tx.closed_for(std::chrono::microseconds(rng() % 100))) break;
@@ -104,7 +105,9 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
       ASSERT_GT(m.seq, last[m.sender]) << "FIFO violated for sender " << m.sender;
       last[m.sender] = m.seq;
       ++received;
-      if (rng() % 64 == 0) std::this_thread::sleep_for(std::chrono::microseconds(rng() % 50));
+      if (rng() % 64 == 0) {
+        for (unsigned k = rng() % 50; k > 0; --k) std::this_thread::yield();  // jitter
+      }
       continue;
     }
     if (done.load() == n_threads) {
@@ -123,9 +126,14 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
   EXPECT_EQ(tx.capacity(), cap) << "slot leaked";
 }
 
+// Rounds scaled for the build (sanitizer runs shrink them).
+unsigned rounds(unsigned full) {
+  return std::max(2u, static_cast<unsigned>(full * leanchan::testing::stress_scale()));
+}
+
 }  // namespace
 
-TEST(ReviewMix, Cap1) { for (unsigned i = 0; i < 20; ++i) run_mix(1, 6, 400, false, i); }
-TEST(ReviewMix, Cap3) { for (unsigned i = 0; i < 20; ++i) run_mix(3, 6, 400, false, i); }
-TEST(ReviewMix, Cap3Close) { for (unsigned i = 0; i < 30; ++i) run_mix(3, 6, 400, true, i); }
-TEST(ReviewMix, Cap8Close) { for (unsigned i = 0; i < 20; ++i) run_mix(8, 8, 400, true, i); }
+TEST(MixedWaiters, Cap1) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(1, 6, 400, false, i); }
+TEST(MixedWaiters, Cap3) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(3, 6, 400, false, i); }
+TEST(MixedWaiters, Cap3Close) { for (unsigned i = 0; i < rounds(30); ++i) run_mix(3, 6, 400, true, i); }
+TEST(MixedWaiters, Cap8Close) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(8, 8, 400, true, i); }
