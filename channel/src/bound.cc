@@ -67,33 +67,40 @@ void mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
 
 // A thread waiter waits for its outcome: it watches its own word briefly
 // (a hand-off to a waiter that is still watching costs no system call on
-// either side), then marks itself sleeping and sleeps on the word. Returns
-// the final (idle) state, or kQueued when the deadline passed first. acquire: the waker's release exchange publishes the outcome (and
+// either side), then marks itself sleeping and sleeps on the word; woken
+// early because it became first in line (settle_locked clears the flag), it
+// watches again. Returns the final (idle) state, or kQueued when the
+// deadline passed first. acquire: the waker's release exchange publishes the outcome (and
 // the releaser's work before the hand-off).
-std::uint32_t await_outcome(WaitNode& node, int watch_rounds, const Deadline* deadline) noexcept {
+std::uint32_t await_outcome(WaitNode& node, int first_rounds, int nudged_rounds,
+                            const Deadline* deadline) noexcept {
   std::atomic<std::uint32_t>& word = node.state;
-  for (int round = 0; round < watch_rounds; ++round) {
-    const std::uint32_t state = word.load(std::memory_order_acquire);
-    if (WaitNode::phase(state) == WaitNode::kIdle) return state;
-    if (round < kPermitSpins) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
-  }
-  std::uint32_t state = word.load(std::memory_order_acquire);
-  for (;;) {
-    if (WaitNode::phase(state) == WaitNode::kIdle) return state;
-    if ((state & WaitNode::kSleeping) == 0) {
-      // acquire on failure too: a failed CAS may read the outcome.
-      if (!word.compare_exchange_weak(state, state | WaitNode::kSleeping,
-                                      std::memory_order_acquire)) {
-        continue;
+  for (int watch_rounds = first_rounds;; watch_rounds = nudged_rounds) {
+    for (int round = 0; round < watch_rounds; ++round) {
+      const std::uint32_t state = word.load(std::memory_order_acquire);
+      if (WaitNode::phase(state) == WaitNode::kIdle) return state;
+      if (round < kPermitSpins) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
       }
-      state |= WaitNode::kSleeping;
     }
-    if (!futex_wait(word, state, deadline)) return WaitNode::kQueued;  // deadline passed
-    state = word.load(std::memory_order_acquire);
+    std::uint32_t state = word.load(std::memory_order_acquire);
+    for (;;) {
+      if (WaitNode::phase(state) == WaitNode::kIdle) return state;
+      if ((state & WaitNode::kSleeping) == 0) {
+        // acquire on failure too: a failed CAS may read the outcome.
+        if (!word.compare_exchange_weak(state, state | WaitNode::kSleeping,
+                                        std::memory_order_acquire)) {
+          continue;
+        }
+        state |= WaitNode::kSleeping;
+      }
+      if (!futex_wait(word, state, deadline)) return WaitNode::kQueued;  // deadline passed
+      state = word.load(std::memory_order_acquire);
+      // Nudged (the flag cleared: it is first in line now): watch again.
+      if (WaitNode::phase(state) != WaitNode::kIdle && (state & WaitNode::kSleeping) == 0) break;
+    }
   }
 }
 
@@ -120,24 +127,25 @@ PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
   }
 }
 
-PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
-                                            const Deadline* deadline) noexcept {
+PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
+                                            void* value,
+                                            ThreadWaitNode::PushFunction push) noexcept {
   PermitOutcome outcome = try_acquire_permits(count);
   const int watch_rounds =
       deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
           ? 0
           : kPermitSpins + kPermitYields;
   // A full channel usually frees a slot within a receive or two: watch the
-  // word briefly (bounded) before queueing. The later rounds yield, so that
-  // on a machine with more threads than cores the receiver gets to run.
-  // Nobody is overtaken: while a sender waits in the queue the word says so
+  // word briefly (pauses only, a few microseconds) before queueing. No
+  // yield here: a sender that gave its processor away before taking its
+  // place in line could lose slot after slot to try_send callers while it
+  // waits to run again; once queued, its place is kept (and the first in
+  // line watches longer, yielding, in await_outcome). Nobody is overtaken
+  // by this watching: while a sender waits in the queue the word says so
   // and try_acquire_permits fails.
-  for (int spin = 0; outcome == PermitOutcome::kFull && spin < watch_rounds; ++spin) {
-    if (spin < kPermitSpins) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
-    }
+  for (int spin = 0; outcome == PermitOutcome::kFull && watch_rounds != 0 && spin < kPermitSpins;
+       ++spin) {
+    cpu_relax();
     const std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
     if ((word & kSendersWaitBit) != 0) break;  // others queue already: join them
     if (used_of(word) + count <= capacity_ || (word & kClosedBit) != 0) {
@@ -153,6 +161,8 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
   ThreadWaitNode waiter;
   waiter.node.kind = WaitNode::Kind::kSendThread;
   waiter.wanted = count;
+  waiter.value = value;
+  waiter.push = push;
   lock_list();
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
   std::uint32_t taken = 0;
@@ -185,13 +195,19 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
   waiter.needed = count - taken;
   waiter.node.state.store(WaitNode::kQueued, std::memory_order_relaxed);  // relaxed: under the lock
   waiters_.push_sender(&waiter.node);
+  // Only the first in line watches before sleeping: the others would burn
+  // the processor the receiver and the first one need; each is woken to
+  // watch when it becomes first (settle_locked's nudge).
+  const bool first_in_line = waiters_.first_sender() == &waiter.node;
   unlock_list();
 
   for (;;) {
     // Watch, then sleep, until the outcome is stored or the deadline passes.
-    const std::uint32_t state = await_outcome(waiter.node, watch_rounds, deadline);
+    const std::uint32_t state =
+        await_outcome(waiter.node, first_in_line ? watch_rounds : 0, watch_rounds, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) {
-      return (state & WaitNode::kGrant) != 0 ? PermitOutcome::kAcquired : PermitOutcome::kClosed;
+      if ((state & WaitNode::kGrant) == 0) return PermitOutcome::kClosed;
+      return push != nullptr ? PermitOutcome::kSent : PermitOutcome::kAcquired;
     }
     LEANCHAN_TEST_POINT(kThreadWaiterTimedOut);
     // The deadline passed. Under the lock the node is either still queued
@@ -203,9 +219,10 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count,
       waiters_.remove(&waiter.node);
       waiter.node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
       WaitNode* woken = nullptr;
-      settle_locked(waiter.wanted - waiter.needed, woken);
+      WaitNode* const next = settle_locked(waiter.wanted - waiter.needed, woken);
       unlock_list();
       wake_all(woken);
+      nudge(next);
       return PermitOutcome::kTimedOut;
     }
     unlock_list();
@@ -230,12 +247,13 @@ void ChannelState::release_permits(std::uint32_t count) noexcept {
   // A sender waits: the slots are handed over under the lock, oldest first.
   lock_list();
   WaitNode* woken = nullptr;
-  settle_locked(count, woken);
+  WaitNode* const next = settle_locked(count, woken);
   unlock_list();
   wake_all(woken);
+  nudge(next);
 }
 
-void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept {
+WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept {
   // Hand `count` freed slots to the queue, oldest sender first; a sender
   // whose need is met leaves the queue with a grant. Once the channel is
   // closed nothing is handed over (close() wakes everyone without a grant).
@@ -266,7 +284,8 @@ void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept
   // takes effect: if close() set the closed bit since the load above, the
   // grants made here are withdrawn (their slots go back to the count, their
   // nodes are woken without a grant), so no send succeeds after close().
-  const std::uint32_t waiting = waiters_.first_sender() != nullptr ? kSendersWaitBit : 0;
+  WaitNode* const head = waiters_.first_sender();
+  const std::uint32_t waiting = head != nullptr ? kSendersWaitBit : 0;
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
   for (;;) {
     if ((word & kClosedBit) != 0 && first_granted != nullptr) {
@@ -279,9 +298,26 @@ void ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept
     const std::uint32_t next = ((word - count * kUsedUnit) & ~kSendersWaitBit) | waiting;
     if (permit_word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
                                            std::memory_order_relaxed)) {
-      return;
+      break;
     }
   }
+  // The sender now first in line gets the next slot. If it is a thread that
+  // fell asleep, wake it now (after the lock), so that it is watching when
+  // that slot comes instead of paying its wake-up latency then: at small
+  // capacities the receiver would otherwise wait for it every message.
+  // relaxed: a hint; the RMW only clears the flag the owner set.
+  if (first_granted != nullptr && head != nullptr && head->kind == WaitNode::Kind::kSendThread &&
+      (head->state.fetch_and(~WaitNode::kSleeping, std::memory_order_relaxed) &
+       WaitNode::kSleeping) != 0) {
+    return head;
+  }
+  return nullptr;
+}
+
+void ChannelState::nudge(WaitNode* node) noexcept {
+  // The node may have left the queue (timed out) since the lock was
+  // released: a stale futex wake is harmless (see wait_node.h).
+  if (node != nullptr) futex_wake(node->state, 1);
 }
 
 void ChannelState::finish_firing(WaitNode* node) noexcept {
@@ -307,6 +343,13 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
       // release: pairs with await_outcome's acquire loads.
       const std::uint32_t outcome =
           node->state.load(std::memory_order_relaxed) & WaitNode::kGrant;
+      if (outcome != 0 && node->kind == WaitNode::Kind::kSendThread) {
+        // A blocked send: move its value into the slot it was handed. The
+        // sender cannot return (its value lives on its stack) before the
+        // outcome below is stored.
+        ThreadWaitNode* const waiter = as_thread(node);
+        if (waiter->push != nullptr) waiter->push(*this, waiter->value);
+      }
       const std::uint32_t before = node->state.exchange(outcome, std::memory_order_release);
       if ((before & WaitNode::kSleeping) != 0 ||
           WaitNode::phase(before) == WaitNode::kFiringAwaited) {
@@ -400,7 +443,7 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
     waiters_.remove(node);
     node->state.store(WaitNode::kIdle, std::memory_order_relaxed);
     WaitNode* woken = nullptr;
-    settle_locked(0, woken);  // the waiting bit follows the queue
+    (void)settle_locked(0, woken);  // the waiting bit follows the queue
     unlock_list();
     return true;
   }
@@ -465,7 +508,7 @@ bool ChannelState::wait_closed(const Deadline* deadline) noexcept {
   ClosedWatchNode watch;  // callback null: woken through its state word
   if (watch_closed(&watch)) return true;
   for (;;) {
-    const std::uint32_t state = await_outcome(watch.node, 0, deadline);
+    const std::uint32_t state = await_outcome(watch.node, 0, 0, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) return true;
     if (unwatch_closed(&watch)) return false;  // still linked: timed out
     deadline = nullptr;                         // close is waking it: wait

@@ -61,7 +61,10 @@ class Sender {
   // kClosed (the receiver closed or is gone), handing `value` back. FIFO
   // with respect to this sender's other sends. Waiting senders are served
   // in the order they started waiting (threads, notifiers and coroutines
-  // alike): a freed slot is handed to the longest-waiting one. Allocates a block only when
+  // alike): a freed slot is handed to the longest-waiting one. A send that
+  // had to wait is completed by the thread that hands it the slot (usually
+  // the receiver): that thread moves `value` into the channel, as Go's
+  // channels do, so T's move constructor may run there. Allocates a block only when
   // the message starts one and no recycled block is waiting.
   SendResult<T> send(T value) noexcept { return send_with(std::move(value), nullptr); }
 
@@ -219,11 +222,18 @@ class Sender {
       case internal::PermitOutcome::kFull: return SendStatus::kFull;
       case internal::PermitOutcome::kClosed: return SendStatus::kClosed;
       case internal::PermitOutcome::kTimedOut: return SendStatus::kTimedOut;
+      case internal::PermitOutcome::kSent: return SendStatus::kOk;
     }
     return SendStatus::kClosed;
   }
   SendResult<T> send_with(T&& value, const internal::Deadline* deadline) noexcept {
-    return push_if(state()->acquire_permits(1, deadline), std::move(value));
+    const auto outcome = state()->acquire_permit_for(&value, &Sender::push_erased, deadline);
+    if (outcome == internal::PermitOutcome::kSent) return SendResult<T>::success();
+    return push_if(outcome, std::move(value));
+  }
+  // A waiting send completed by the thread that hands it a slot.
+  static void push_erased(internal::ChannelState& state, void* value) noexcept {
+    Ops::push(state, std::move(*static_cast<T*>(value)));
   }
   SendResult<T> push_if(internal::PermitOutcome outcome, T&& value) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired) {

@@ -43,7 +43,9 @@
 
 namespace leanchan::internal {
 
-enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut };
+// kSent: the waiting sender's value was already moved into the channel by
+// the thread that handed it the slot (send only; see ThreadWaitNode).
+enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent };
 
 class ChannelState {
  public:
@@ -66,7 +68,17 @@ class ChannelState {
   PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
   // Takes `count` slots, waiting in the FIFO queue while they are not
   // there, until `deadline` (null: forever).
-  PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline) noexcept;
+  PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline) noexcept {
+    return acquire_permits(count, deadline, nullptr, nullptr);
+  }
+  // As acquire_permits(1, deadline), for a send of `*value`: if the sender
+  // has to wait, the thread that hands it a slot also moves `*value` into
+  // the channel with `push` (then kSent), so the receiver need not wait for
+  // the sender to wake up before its message is there.
+  PermitOutcome acquire_permit_for(void* value, ThreadWaitNode::PushFunction push,
+                                   const Deadline* deadline) noexcept {
+    return acquire_permits(1, deadline, value, push);
+  }
   // Gives `count` slots back (messages taken, permits dropped unused, a
   // cancelled waiter's grant): to the waiting senders first, oldest first,
   // then to the free count. Takes no lock unless a sender waits.
@@ -220,10 +232,14 @@ class ChannelState {
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
   void retire_head_locked(const BlockLayout& layout) noexcept;
   void free_spare_locked(const BlockLayout& layout) noexcept;
+  PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline, void* value,
+                                ThreadWaitNode::PushFunction push) noexcept;
   // The bound's slow paths (bound.cc); "woken" lists are chained through
   // WaitNode::next and woken by wake_all after the lock is released.
-  void settle_locked(std::uint32_t count, WaitNode*& woken) noexcept;
-  static void wake_all(WaitNode* woken) noexcept;
+  // Returns a queued thread waiter to wake early (now first in line), or null.
+  WaitNode* settle_locked(std::uint32_t count, WaitNode*& woken) noexcept;
+  static void nudge(WaitNode* node) noexcept;
+  void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
   void fire_receive_node() noexcept;
   std::size_t live_blocks_locked() const noexcept;

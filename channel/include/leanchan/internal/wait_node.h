@@ -10,6 +10,8 @@
 
 namespace leanchan::internal {
 
+class ChannelState;
+
 struct WaitNode {
   enum class Kind : std::uint8_t {
     kReceive,      // the receiver's notifier (never queued for room)
@@ -61,9 +63,16 @@ struct WaitNode {
 // stack. Slots are handed to it one by one (in FIFO order) until `needed`
 // reaches 0; `wanted - needed` are held while it waits (list lock).
 struct ThreadWaitNode {
+  // Moves the sender's value (a T, type-erased) into the channel holding
+  // the slot just handed over: a send completed by the thread that frees
+  // the slot, as Go's channels do, so that the receiver finds the message
+  // without waiting for this thread to wake up.
+  using PushFunction = void (*)(ChannelState& state, void* value);
   WaitNode node;
   std::uint32_t wanted = 0;
   std::uint32_t needed = 0;
+  void* value = nullptr;          // send only: the T to move in
+  PushFunction push = nullptr;    // send only
 };
 
 // A waiter for the channel's close (Sender::closed and its awaitable).
