@@ -1,0 +1,53 @@
+// leanchan/internal/atomic.h: the atomic type and the pauses the channel's
+// code uses, so that one build can run the real code under a deterministic
+// scheduler (the schedule explorer, tests/explore/).
+//
+// In every ordinary build, Atomic<T> is std::atomic<T> and the pauses are
+// what they say: the production library has no extra field, call or
+// indirection. Built with LEANCHAN_EXPLORE (only the explorer's test
+// library is), every operation on an Atomic and every pause or yield is a
+// scheduling point of the explorer (leanchan/internal/explore.h).
+#ifndef LEANCHAN_INTERNAL_ATOMIC_H_
+#define LEANCHAN_INTERNAL_ATOMIC_H_
+
+#include <atomic>
+#include <thread>
+
+#if defined(LEANCHAN_EXPLORE)
+#include "leanchan/internal/explore.h"
+#endif
+
+namespace leanchan::internal {
+
+#if defined(LEANCHAN_EXPLORE)
+template <class T>
+using Atomic = explore::Atomic<T>;
+#else
+template <class T>
+using Atomic = std::atomic<T>;
+#endif
+
+// Tells the processor this is a spin-wait (x86 PAUSE); a no-op elsewhere.
+// Every loop that calls it is bounded and ends in a futex sleep.
+inline void cpu_relax() noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  explore::pause();
+#elif defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Gives the processor away (std::this_thread::yield).
+inline void yield_thread() noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  explore::yield();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_ATOMIC_H_
