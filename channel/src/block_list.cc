@@ -6,7 +6,7 @@
 #include <new>
 
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/spin.h"
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 namespace {
@@ -14,8 +14,8 @@ namespace {
 constexpr std::uint32_t kLocked = 1;
 constexpr std::uint32_t kContended = 2;
 constexpr std::uint32_t kTagShift = 2;
-constexpr int kLockSpins = 64;   // bounded: after this the waiter sleeps
-constexpr int kOpenSpins = 256;  // bounded wait for a lock holder before queueing
+constexpr int kLockSpins = spin_budget(64);   // bounded: after this the waiter sleeps
+constexpr int kOpenSpins = spin_budget(256);  // bounded wait for a lock holder before queueing
 
 inline std::uint32_t tag_of_word(std::uint32_t word) noexcept {
   return word >> kTagShift;

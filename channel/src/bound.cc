@@ -7,15 +7,15 @@
 #include <thread>
 
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/spin.h"
+#include "leanchan/internal/atomic.h"
 #include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
 namespace {
 
-constexpr int kPermitSpins = 64;   // bounded: pause-spins, then
-constexpr int kPermitYields = 16;  // yields, then the sender queues and sleeps
-constexpr int kCallbackSpins = 256;
+constexpr int kPermitSpins = spin_budget(64);   // bounded: pause-spins, then
+constexpr int kPermitYields = spin_budget(16);  // yields, then the sender queues and sleeps
+constexpr int kCallbackSpins = spin_budget(256);
 
 ThreadWaitNode* as_thread(WaitNode* node) noexcept {
   // The node is the first member of a standard-layout ThreadWaitNode.
@@ -31,7 +31,7 @@ std::uint32_t& needed_of(WaitNode* node, std::uint32_t& one) noexcept {
 // briefly by watching, then by marking it awaited and sleeping on the word.
 // acquire: everything the waker did (the callback) happens before the return.
 std::uint32_t await_firing(WaitNode* node) noexcept {
-  std::atomic<std::uint32_t>& state = node->state;
+  Atomic<std::uint32_t>& state = node->state;
   std::uint32_t value = state.load(std::memory_order_acquire);
   for (int spin = 0; spin < kCallbackSpins && WaitNode::phase(value) >= WaitNode::kFiring;
        ++spin) {
@@ -74,7 +74,7 @@ void mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
 // the releaser's work before the hand-off).
 std::uint32_t await_outcome(WaitNode& node, int first_rounds, int nudged_rounds,
                             const Deadline* deadline) noexcept {
-  std::atomic<std::uint32_t>& word = node.state;
+  Atomic<std::uint32_t>& word = node.state;
   for (int watch_rounds = first_rounds;; watch_rounds = nudged_rounds) {
     for (int round = 0; round < watch_rounds; ++round) {
       const std::uint32_t state = word.load(std::memory_order_acquire);
@@ -82,7 +82,7 @@ std::uint32_t await_outcome(WaitNode& node, int first_rounds, int nudged_rounds,
       if (round < kPermitSpins) {
         cpu_relax();
       } else {
-        std::this_thread::yield();
+        yield_thread();
       }
     }
     std::uint32_t state = word.load(std::memory_order_acquire);
@@ -231,6 +231,16 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
 }
 
 void ChannelState::release_permits(std::uint32_t count) noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 2) {
+    // The explorer's self-test: check, then subtract, as two steps. A
+    // waiter that queues in between is never handed the slot.
+    if ((permit_word_.load(std::memory_order_seq_cst) & kSendersWaitBit) == 0) {
+      permit_word_.fetch_sub(count * kUsedUnit, std::memory_order_seq_cst);
+      return;
+    }
+  }
+#endif
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
   while ((word & kSendersWaitBit) == 0) {
     // seq_cst: release half: the receiver's block work before this release
@@ -414,6 +424,22 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   node->kind = WaitNode::Kind::kSend;
   lock_list();
   std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 1) {
+    // The explorer's self-test: link under the lock, announce after it (as
+    // the first waiting layer counted armed notifiers outside the lock).
+    if ((word & kClosedBit) != 0 ||
+        ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
+      unlock_list();
+      return true;
+    }
+    node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
+    waiters_.push_sender(node);
+    unlock_list();
+    permit_word_.fetch_or(kSendersWaitBit, std::memory_order_seq_cst);
+    return false;
+  }
+#endif
   for (;;) {
     if ((word & kClosedBit) != 0 ||
         ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {

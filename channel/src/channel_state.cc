@@ -2,7 +2,7 @@
 // steps 6, 11 and "Lifetime"). The block list lives in block_list.cc, the
 // bound and its waiter queue in bound.cc, readiness in readiness.cc.
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/spin.h"
+#include "leanchan/internal/atomic.h"
 
 #include <climits>
 #include <thread>
@@ -10,8 +10,8 @@
 namespace leanchan::internal {
 namespace {
 
-constexpr int kWatchLooks = 16;    // receiver: looks with doubling pauses, then
-constexpr int kWatchYields = 16;   // yields, then it sleeps
+constexpr int kWatchLooks = spin_budget(16);    // receiver: looks with doubling pauses, then
+constexpr int kWatchYields = spin_budget(16);   // yields, then it sleeps
 constexpr int kWatchMaxPauses = 64;
 
 }  // namespace
@@ -49,7 +49,7 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
       for (int i = 0; i < pauses; ++i) cpu_relax();
       pauses = pauses < kWatchMaxPauses ? pauses * 2 : kWatchMaxPauses;
     } else {
-      std::this_thread::yield();
+      yield_thread();
     }
   }
   return false;

@@ -12,9 +12,9 @@
 namespace leanchan::internal {
 namespace {
 
-long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const timespec* timeout,
+long futex(Atomic<std::uint32_t>& word, int op, std::uint32_t value, const timespec* timeout,
            std::uint32_t mask) noexcept {
-  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
+  static_assert(sizeof(Atomic<std::uint32_t>) == sizeof(std::uint32_t),
                 "leanchan: the futex word must be a plain 32-bit integer");
   return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, timeout, nullptr,
                  mask);
@@ -22,7 +22,7 @@ long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const 
 
 }  // namespace
 
-bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected,
                 const Deadline* deadline) noexcept {
   if (deadline == nullptr || *deadline == Deadline::max()) {
     futex(word, FUTEX_WAIT_PRIVATE, expected, nullptr, 0);
@@ -43,7 +43,7 @@ bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
   return true;
 }
 
-void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
+void futex_wake(Atomic<std::uint32_t>& word, int count) noexcept {
   futex(word, FUTEX_WAKE_PRIVATE, static_cast<std::uint32_t>(count), nullptr, 0);
 }
 

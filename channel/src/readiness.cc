@@ -4,17 +4,17 @@
 #include <climits>
 
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/spin.h"
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 namespace {
 
-constexpr int kCallbackSpins = 256;  // a callback is short: watch before sleeping
+constexpr int kCallbackSpins = spin_budget(256);  // a callback is short: watch before sleeping
 
 // Waits until a firing node's callback has returned: briefly by watching the
 // word (callbacks are short, and the firer runs on another core), then by
 // sleeping on it.
-void await_callback(std::atomic<std::uint32_t>& state, std::uint32_t firing,
+void await_callback(Atomic<std::uint32_t>& state, std::uint32_t firing,
                     std::uint32_t awaited) noexcept {
   std::uint32_t value = state.load(std::memory_order_acquire);
   for (int spin = 0; spin < kCallbackSpins && (value == firing || value == awaited); ++spin) {

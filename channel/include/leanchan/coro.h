@@ -33,6 +33,8 @@
 #define LEANCHAN_CORO_H_
 
 #include <atomic>
+
+#include "leanchan/internal/atomic.h"
 #include <coroutine>
 #include <cstdint>
 #include <cstddef>
@@ -118,7 +120,7 @@ class AwaitableBase {
   Notifier notifier_;
   OwnedTask task_;
   std::coroutine_handle<> handle_;
-  std::atomic<std::uint32_t> phase_{kSuspended};
+  internal::Atomic<std::uint32_t> phase_{kSuspended};
 
  private:
   Derived& derived() noexcept { return static_cast<Derived&>(*this); }

@@ -28,6 +28,8 @@
 #define LEANCHAN_READY_SET_H_
 
 #include <atomic>
+
+#include "leanchan/internal/atomic.h"
 #include <cstddef>
 
 #include "leanchan/notifier.h"
@@ -70,7 +72,7 @@ class ReadyEntry {
   Notifier notifier_;
   ReadySet* set_;
   ReadyEntry* next_ = nullptr;
-  std::atomic<bool> queued_{false};
+  internal::Atomic<bool> queued_{false};
   void* user_;
 };
 
@@ -109,7 +111,7 @@ class ReadySet {
   ReadyEntry* take_all() noexcept;  // oldest first; clears the eventfd
 
   int fd_;
-  std::atomic<ReadyEntry*> head_{nullptr};  // newest first (a Treiber stack)
+  internal::Atomic<ReadyEntry*> head_{nullptr};  // newest first (a Treiber stack)
 };
 
 static_assert(sizeof(ReadyEntry) == 72, "docs/design.md states an entry's size");

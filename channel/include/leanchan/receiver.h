@@ -101,7 +101,7 @@ class Receiver {
         // A receive notifier is armed or firing (this may even run inside
         // its callback): sleeping would disarm it, or wait for the very
         // callback that called us. Yield until the sender publishes.
-        while (!Ops::try_take(state, cursor_, value)) std::this_thread::yield();
+        while (!Ops::try_take(state, cursor_, value)) internal::yield_thread();
         return RecvResult<T>::success(std::move(*value));
       }
     }

@@ -27,6 +27,17 @@ template <class T>
 using Atomic = std::atomic<T>;
 #endif
 
+// How many rounds a bounded watching loop makes: `rounds` in ordinary
+// builds; at most 2 under the explorer, where every round is a scheduling
+// point and more rounds add nothing but schedules.
+constexpr int spin_budget(int rounds) noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  return rounds < 2 ? rounds : 2;
+#else
+  return rounds;
+#endif
+}
+
 // Tells the processor this is a spin-wait (x86 PAUSE); a no-op elsewhere.
 // Every loop that calls it is bounded and ends in a futex sleep.
 inline void cpu_relax() noexcept {

@@ -13,7 +13,7 @@
 #define LEANCHAN_INTERNAL_BLOCK_H_
 
 #include <algorithm>
-#include <atomic>
+#include "leanchan/internal/atomic.h"
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -46,10 +46,10 @@ struct BlockHeader {
   // Writers: a sender sets its slot's bit with fetch_or (release, publishing
   // the value); the list-lock holder zeroes it when the block is reused.
   // Reader: the receiver, with acquire, before it moves a value out.
-  std::atomic<std::uint32_t> ready{0};
+  Atomic<std::uint32_t> ready{0};
   // Written only under the list lock (release). Read by the receiver without
   // the lock (acquire) and by senders only under the lock.
-  std::atomic<std::uint32_t> number{0};
+  Atomic<std::uint32_t> number{0};
 };
 static_assert(sizeof(BlockHeader) == 16,
               "leanchan: a block header must stay 16 bytes (DESIGN.md 2)");

@@ -32,7 +32,7 @@
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
-#include <atomic>
+#include "leanchan/internal/atomic.h"
 #include <cstddef>
 #include <cstdint>
 
@@ -246,18 +246,18 @@ class ChannelState {
   std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
   // Sender-side words.
-  std::atomic<std::uint64_t> tail_position_{0};
-  std::atomic<BlockHeader*> tail_block_{nullptr};
-  mutable std::atomic<std::uint32_t> list_word_{0};
-  std::atomic<std::uint32_t> permit_word_{0};
+  Atomic<std::uint64_t> tail_position_{0};
+  Atomic<BlockHeader*> tail_block_{nullptr};
+  mutable Atomic<std::uint32_t> list_word_{0};
+  Atomic<std::uint32_t> permit_word_{0};
   // Receiver-side words.
-  std::atomic<std::uint32_t> rx_event_{0};
-  std::atomic<std::uint32_t> rx_block_word_{0};
-  std::atomic<BlockHeader*> head_{nullptr};
+  Atomic<std::uint32_t> rx_event_{0};
+  Atomic<std::uint32_t> rx_block_word_{0};
+  Atomic<BlockHeader*> head_{nullptr};
   WaiterQueue waiters_;
   // Lifetime.
-  std::atomic<std::uint32_t> senders_{1};
-  std::atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
+  Atomic<std::uint32_t> senders_{1};
+  Atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
   const std::uint32_t capacity_;
 };
 

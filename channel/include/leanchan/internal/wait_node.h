@@ -5,7 +5,7 @@
 #ifndef LEANCHAN_INTERNAL_WAIT_NODE_H_
 #define LEANCHAN_INTERNAL_WAIT_NODE_H_
 
-#include <atomic>
+#include "leanchan/internal/atomic.h"
 #include <cstdint>
 
 namespace leanchan::internal {
@@ -55,7 +55,7 @@ struct WaitNode {
   // The waiter queue's ring links (list lock).
   WaitNode* next = nullptr;
   WaitNode* prev = nullptr;
-  std::atomic<std::uint32_t> state{kIdle};
+  Atomic<std::uint32_t> state{kIdle};
   Kind kind = Kind::kReceive;
 };
 

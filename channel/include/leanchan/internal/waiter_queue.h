@@ -19,7 +19,7 @@
 #ifndef LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 #define LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 
-#include <atomic>
+#include "leanchan/internal/atomic.h"
 
 #include "leanchan/internal/wait_node.h"
 
@@ -58,7 +58,7 @@ class WaiterQueue {
   void link_before(WaitNode* node, WaitNode* successor) noexcept;
   WaitNode* closed_watch_slot() const noexcept;  // the ring's closed watcher, or null
 
-  std::atomic<WaitNode*> first_{nullptr};
+  Atomic<WaitNode*> first_{nullptr};
 };
 
 }  // namespace leanchan::internal

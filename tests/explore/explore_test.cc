@@ -1,0 +1,259 @@
+// The channel's own code, model-checked: each scenario runs under every
+// schedule of its threads up to the preemption bound (explorer.h), and
+// checks exactly-once delivery and destruction, FIFO per sender, the block
+// bound, and that nobody waits forever (a deadlock fails the schedule).
+// Linked against the explorer build of the library (ctest label: explore).
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "explorer.h"
+#include "leanchan/channel.h"
+#include "leanchan/internal/futex.h"
+#include "scenario_support.h"
+
+namespace {
+
+using leanchan::explore::check;
+using leanchan::explore::join_all;
+using leanchan::explore::spawn;
+using leanchan::explore_test::Counted;
+using leanchan::explore_test::Event;
+using leanchan::explore_test::run_scenario;
+
+// Two senders (one blocking, one try_send-first) and the receiver, across
+// block boundaries: FIFO per sender, every message once, no deadlock, and
+// never more than ceil(C/b) + 1 blocks.
+template <std::size_t B>
+void two_senders(std::size_t capacity, int per_sender) {
+  Counted::reset();
+  {
+    auto [tx, rx] = leanchan::channel<Counted, B>(capacity);
+    const std::size_t b = std::min<std::size_t>(B, capacity);
+    const std::size_t block_bytes = 16 + b * sizeof(Counted);
+    const std::size_t bound = 64 + ((capacity + b - 1) / b + 1) * block_bytes;
+    auto tx2 = tx;
+    spawn([&tx, per_sender] {
+      for (int i = 0; i < per_sender; ++i) check(tx.send(Counted(0, i)).ok(), "send failed");
+    });
+    spawn([&tx2, per_sender] {
+      for (int i = 0; i < per_sender; ++i) {
+        auto result = tx2.try_send(Counted(1, i));
+        if (!result.ok()) check(tx2.send(std::move(result).value()).ok(), "send failed");
+      }
+    });
+    int next[2] = {0, 0};
+    for (int taken = 0; taken < 2 * per_sender; ++taken) {
+      std::optional<Counted> message;
+      if (taken % 2 == 0) {
+        auto r = rx.try_recv();
+        if (r.ok()) message.emplace(std::move(r).value());
+      }
+      if (!message) {
+        if (auto r = rx.recv()) message.emplace(std::move(*r));
+      }
+      check(message.has_value(), "recv ended early");
+      if (!message) break;
+      check(message->seq == next[message->sender]++, "FIFO per sender violated");
+      check(rx.memory_usage() <= bound, "more than ceil(C/b)+1 blocks live");
+    }
+    join_all();
+  }
+  check(Counted::live() == 0, "a message was leaked or destroyed twice");
+}
+
+TEST(Explore, TwoSendersBlockSize1Capacity1) {
+  run_scenario("2 senders, b=1, C=1", 2, [] { two_senders<1>(1, 1); });
+}
+TEST(Explore, TwoSendersBlockSize1Capacity2) {
+  run_scenario("2 senders, b=1, C=2", 2, [] { two_senders<1>(2, 1); });
+}
+TEST(Explore, TwoSendersBlockSize2Capacity1) {
+  run_scenario("2 senders, B=2, C=1", 2, [] { two_senders<2>(1, 1); });
+}
+TEST(Explore, TwoSendersBlockSize2Capacity2) {
+  run_scenario("2 senders, b=2, C=2", 2, [] { two_senders<2>(2, 1); });
+}
+// Three messages each through two one-slot blocks: in-place reuse and the
+// spare both happen.
+TEST(Explore, RecyclingInPlaceAndTheSpare) {
+  run_scenario("recycling, b=1, C=2, 2 each", 1, [] { two_senders<1>(2, 2); });
+}
+
+// close() racing a blocked send: the send either succeeds (its message is
+// then delivered) or fails with kClosed (its value handed back); either
+// way every message is destroyed once and nobody waits forever.
+TEST(Explore, CloseRacingABlockedSend) {
+  run_scenario("close vs blocked send", 2, [] {
+    Counted::reset();
+    {
+      auto [tx, rx] = leanchan::channel<Counted, 1>(1);
+      check(tx.try_send(Counted(0, 0)).ok(), "first send");
+      bool sent = false;
+      spawn([&tx, &sent] { sent = tx.send(Counted(0, 1)).ok(); });
+      check(rx.recv().has_value(), "first message");
+      rx.close();
+      join_all();
+      auto second = rx.try_recv();
+      check(second.ok() == sent, "a send that succeeded must be delivered, and only then");
+      check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "ends after close");
+    }
+    check(Counted::live() == 0, "a message was leaked or destroyed twice");
+  });
+}
+
+// The last sender leaving while the receiver blocks in recv(): it wakes and
+// sees the end.
+TEST(Explore, LastSenderDropRacingABlockedRecv) {
+  run_scenario("last sender drop vs blocked recv", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 1>(1);
+    std::optional<leanchan::Sender<int, 1>> sender(std::move(tx));
+    spawn([&sender] {
+      check(sender->send(7).ok(), "send");
+      sender.reset();
+    });
+    check(rx.recv() == 7, "the message");
+    check(!rx.recv().has_value(), "the end");
+    join_all();
+  });
+}
+
+// WeakSender::upgrade racing the last strong sender's drop: either the
+// upgrade wins (and its message arrives) or it fails; the receiver sees
+// the end either way.
+TEST(Explore, WeakUpgradeRacingTheLastDrop) {
+  run_scenario("weak upgrade vs last drop", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 1>(2);
+    auto weak = tx.downgrade();
+    std::optional<leanchan::Sender<int, 1>> strong(std::move(tx));
+    bool upgraded = false;
+    spawn([&strong] { strong.reset(); });
+    spawn([&weak, &upgraded] {
+      if (auto sender = weak.upgrade()) {
+        upgraded = true;
+        check(sender->send(1).ok(), "send through the upgrade");
+      }
+    });
+    const std::optional<int> first = rx.recv();
+    join_all();
+    check(first.has_value() == upgraded, "the upgraded sender's message, and only that");
+    check(!rx.recv().has_value(), "the end");
+  });
+}
+
+// The receiver goes while messages are queued and a permit is out: every
+// message (queued, or sent later through the permit) is destroyed once.
+TEST(Explore, ReceiverDropWithQueuedMessagesAndAPermit) {
+  run_scenario("receiver drop, queued + permit", 2, [] {
+    Counted::reset();
+    {
+      auto [tx, rx] = leanchan::channel<Counted, 1>(3);
+      check(tx.send(Counted(0, 0)).ok(), "send");
+      auto permit = tx.reserve();
+      check(static_cast<bool>(permit), "reserve");
+      std::optional<leanchan::Receiver<Counted, 1>> receiver(std::move(rx));
+      spawn([&permit] { permit.send(Counted(0, 1)); });
+      spawn([&receiver] { receiver.reset(); });
+      join_all();
+    }
+    check(Counted::live() == 0, "a message was leaked or destroyed twice");
+  });
+}
+
+// Two send notifiers queue while the receiver frees slots: each is handed
+// one (FIFO), redeems it, and nobody is stranded.
+TEST(Explore, TwoSendNotifiersArmingWhileTheReceiverTakes) {
+  run_scenario("2 send notifiers vs receiver", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 1>(1);
+    check(tx.try_send(0).ok(), "fill");
+    auto notify_send = [](leanchan::Sender<int, 1>& sender, int value) {
+      Event event;
+      leanchan::Notifier notifier(&Event::fire, &event);
+      for (;;) {
+        if (sender.try_send(value, notifier).ok()) return;
+        event.reset();
+        if (sender.notify_when_room(notifier)) continue;
+        event.wait();
+      }
+    };
+    auto tx1 = tx;
+    auto tx2 = tx;
+    spawn([&] { notify_send(tx1, 1); });
+    spawn([&] { notify_send(tx2, 2); });
+    int sum = 0;
+    for (int i = 0; i < 3; ++i) {
+      auto value = rx.recv();
+      check(value.has_value(), "a message");
+      sum += value.value_or(100);
+    }
+    join_all();
+    check(sum == 3, "each message once");
+    check(tx.capacity() == 1, "every slot came back");
+  });
+}
+
+// A woken send waiter that is cancelled passes its slot on.
+TEST(Explore, WokenSendWaiterCancelled) {
+  run_scenario("woken waiter cancelled", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 1>(1);
+    check(tx.try_send(0).ok(), "fill");
+    Event first_event;
+    leanchan::Notifier first(&Event::fire, &first_event);
+    check(!tx.notify_when_room(first), "first queues");
+    auto tx2 = tx;
+    spawn([&tx2] {
+      Event event;
+      leanchan::Notifier notifier(&Event::fire, &event);
+      for (;;) {
+        if (tx2.try_send(2, notifier).ok()) return;
+        event.reset();
+        if (tx2.notify_when_room(notifier)) continue;
+        event.wait();
+      }
+    });
+    check(rx.recv() == 0, "the first message");  // its slot goes to `first`
+    tx.cancel_notify(first);                      // and on to the thread
+    check(rx.recv() == 2, "the thread's message");
+    join_all();
+    check(tx.capacity() == 1, "every slot came back");
+  });
+}
+
+// The receive notifier: arm, fire, re-arm, disarm, against a sender; every
+// message is seen and the drain loop never waits forever.
+TEST(Explore, ReceiveNotifierArmFireRearm) {
+  run_scenario("receive notifier", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 1>(2);
+    Event event;
+    leanchan::Notifier notifier(&Event::fire, &event);
+    rx.set_notifier(notifier);
+    std::optional<leanchan::Sender<int, 1>> sender(std::move(tx));
+    spawn([&sender] {
+      check(sender->send(1).ok(), "send 1");
+      check(sender->send(2).ok(), "send 2");
+      sender.reset();
+    });
+    int received = 0;
+    for (;;) {
+      auto r = rx.try_recv();
+      if (r.ok()) {
+        check(r.value() == received + 1, "in order");
+        ++received;
+        continue;
+      }
+      if (r.status() == leanchan::RecvStatus::kDisconnected) break;
+      event.reset();
+      if (rx.arm_notifier()) continue;
+      event.wait();
+    }
+    check(received == 2, "both messages");
+    rx.clear_notifier();
+    join_all();
+  });
+}
+
+}  // namespace

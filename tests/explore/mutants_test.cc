@@ -1,0 +1,77 @@
+// The explorer finds real bugs: each test re-introduces, in the explorer
+// build only, a defect of the kind found in the first waiting layer, and
+// passes when the explorer reports it with a schedule (ctest label:
+// explore-mutants).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "explorer.h"
+#include "leanchan/channel.h"
+#include "scenario_support.h"
+
+namespace {
+
+using leanchan::explore::check;
+using leanchan::explore::join_all;
+using leanchan::explore::spawn;
+using leanchan::explore_test::Event;
+using leanchan::explore_test::explore_with_env;
+
+void expect_caught(const char* name, const leanchan::explore::Result& result) {
+  std::printf("[explore-mutant] %s: %s\n", name, result.summary().c_str());
+  EXPECT_FALSE(result.ok) << "the explorer missed the defect: " << result.summary();
+  EXPECT_FALSE(result.trace.empty());
+}
+
+// Defect 1: a send notifier is linked under the lock but its waiting bit
+// is set after the lock is released. A release in between frees the slot
+// to the count instead of handing it over: the notifier is never fired.
+TEST(ExploreMutant, NotifierAnnouncedOutsideTheCriticalSection) {
+  expect_caught("waiting bit set outside the lock", explore_with_env(
+                                                        [] {
+                                                          auto [tx, rx] =
+                                                              leanchan::channel<int, 1>(1);
+                                                          check(tx.try_send(0).ok(), "fill");
+                                                          auto tx2 = tx;
+                                                          spawn([&tx2] {
+                                                            Event event;
+                                                            leanchan::Notifier notifier(
+                                                                &Event::fire, &event);
+                                                            for (;;) {
+                                                              if (tx2.try_send(1, notifier).ok())
+                                                                return;
+                                                              event.reset();
+                                                              if (tx2.notify_when_room(notifier))
+                                                                continue;
+                                                              event.wait();
+                                                            }
+                                                          });
+                                                          check(rx.recv() == 0, "first");
+                                                          check(rx.recv() == 1, "second");
+                                                          join_all();
+                                                        },
+                                                        1));
+}
+
+// Defect 2: a release checks the waiting bit and then subtracts in a
+// second step. A sender that queues in between is never handed the slot:
+// it sleeps forever with room in the channel.
+TEST(ExploreMutant, ReleaseMissesAWaiterAnnouncingAtTheSameMoment) {
+  expect_caught("release checks then subtracts", explore_with_env(
+                                                     [] {
+                                                       auto [tx, rx] =
+                                                           leanchan::channel<int, 1>(1);
+                                                       check(tx.try_send(0).ok(), "fill");
+                                                       auto tx2 = tx;
+                                                       spawn([&tx2] {
+                                                         check(tx2.send(1).ok(), "send");
+                                                       });
+                                                       check(rx.recv() == 0, "first");
+                                                       check(rx.recv() == 1, "second");
+                                                       join_all();
+                                                     },
+                                                     2));
+}
+
+}  // namespace

@@ -1,0 +1,84 @@
+// tests/explore/scenario_support.h: what the explorer's scenarios share: a
+// message that counts its instances, an event a thread can wait on (through
+// the explored futex, so the explorer sees the wait), and the runner.
+#ifndef LEANCHAN_TESTS_EXPLORE_SCENARIO_SUPPORT_H_
+#define LEANCHAN_TESTS_EXPLORE_SCENARIO_SUPPORT_H_
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "explorer.h"
+#include "leanchan/internal/atomic.h"
+#include "leanchan/internal/futex.h"
+
+namespace leanchan::explore_test {
+
+// A message that counts live instances (constructions minus destructions),
+// so a scenario can check that every message was destroyed exactly once.
+// The counter is not a scheduling point: it is the test's, not the
+// channel's.
+struct Counted {
+  static inline std::atomic<long> live_count{0};
+  static long live() { return live_count.load(); }
+  static void reset() { live_count = 0; }
+
+  Counted(int s, int q) noexcept : sender(s), seq(q) { live_count.fetch_add(1); }
+  Counted(Counted&& other) noexcept : sender(other.sender), seq(other.seq) {
+    live_count.fetch_add(1);
+  }
+  Counted& operator=(Counted&&) = delete;
+  ~Counted() { live_count.fetch_sub(1); }
+
+  int sender;
+  int seq;
+};
+
+// A one-shot event for notifier callbacks: fire() from any thread, wait()
+// sleeps on the explored futex until it fired.
+struct Event {
+  static void fire(void* self) {
+    auto* event = static_cast<Event*>(self);
+    event->fired.store(1);
+    internal::futex_wake(event->fired, INT_MAX);
+  }
+  void reset() { fired.store(0); }
+  void wait() {
+    while (fired.load() == 0) internal::futex_wait(fired, 0, nullptr);
+  }
+  internal::Atomic<std::uint32_t> fired{0};
+};
+
+// Explores `scenario` and reports: schedules, bound, time (printed for the
+// record), and the failing trace if any. LEANCHAN_EXPLORE_BOUND overrides
+// the preemption bound (a deeper run on a big machine);
+// LEANCHAN_EXPLORE_REPLAY runs one recorded schedule.
+inline explore::Result explore_with_env(const std::function<void()>& scenario, int mutant,
+                                       int bound = 2) {
+  explore::Options options;
+  options.mutant = mutant;
+  options.preemption_bound = bound;
+  if (const char* deeper = std::getenv("LEANCHAN_EXPLORE_BOUND")) {
+    options.preemption_bound = std::atoi(deeper);
+  }
+  if (const char* replay = std::getenv("LEANCHAN_EXPLORE_REPLAY")) options.replay = replay;
+  return explore::explore(scenario, options);
+}
+
+inline void run_scenario(const std::string& name, int bound,
+                         const std::function<void()>& scenario) {
+  const explore::Result result = explore_with_env(scenario, 0, bound);
+  std::printf("[explore] %s (preemption bound %d): %s\n", name.c_str(), bound,
+              result.summary().c_str());
+  EXPECT_TRUE(result.ok) << result.summary();
+  EXPECT_TRUE(result.complete) << result.summary();
+}
+
+}  // namespace leanchan::explore_test
+
+#endif  // LEANCHAN_TESTS_EXPLORE_SCENARIO_SUPPORT_H_
