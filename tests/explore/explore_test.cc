@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <coroutine>
+#include <exception>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -252,6 +254,49 @@ TEST(Explore, ReceiveNotifierArmFireRearm) {
     }
     check(received == 2, "both messages");
     rx.clear_notifier();
+    join_all();
+  });
+}
+
+// A coroutine started on one thread suspends in async_send on a full
+// channel while the receiver frees a slot and the executor's thread resumes
+// it: once await_suspend has armed, the coroutine may be resumed (and its
+// frame freed) at any moment, and the starting thread must touch nothing of
+// it. The frame frees itself when the coroutine ends.
+struct SelfDestroying {
+  struct promise_type {
+    SelfDestroying get_return_object() {
+      return {std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+SelfDestroying send_in_coroutine(leanchan::Sender<int, 1>& tx, leanchan::Executor& executor,
+                                 leanchan::internal::Atomic<std::uint32_t>& finished,
+                                 leanchan::explore_test::ExploreExecutor& loop) {
+  auto result = co_await tx.async_send(5, executor);
+  check(result.ok(), "async_send");
+  finished.store(1);
+  loop.poke();
+}
+
+TEST(Explore, CoroutineStartedOffTheExecutor) {
+  run_scenario("async_send started off the executor", 2, [] {
+    leanchan::explore_test::ExploreExecutor executor;
+    leanchan::internal::Atomic<std::uint32_t> finished{0};
+    auto [tx, rx] = leanchan::channel<int, 1>(1);
+    check(tx.try_send(1).ok(), "fill");
+    spawn([&] { executor.run_until([&] { return finished.load() != 0; }); });
+    spawn([&rx] {
+      check(rx.recv() == 1, "first");
+      check(rx.recv() == 5, "the coroutine's message");
+    });
+    send_in_coroutine(tx, executor, finished, executor).handle.resume();  // on this thread
     join_all();
   });
 }

@@ -11,10 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "explorer.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/executor.h"
 #include "leanchan/internal/futex.h"
 
 namespace leanchan::explore_test {
@@ -52,6 +54,71 @@ struct Event {
     while (fired.load() == 0) internal::futex_wait(fired, 0, nullptr);
   }
   internal::Atomic<std::uint32_t> fired{0};
+};
+
+// An executor whose thread sleeps on the explored futex, so the explorer
+// sees it wait: schedule() queues and wakes; run_until(n) runs tasks until
+// n have run. The queue's own mutex is never held across a scheduling point.
+class ExploreExecutor final : public Executor {
+ public:
+  void schedule(ExecutorTask& task) noexcept override {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!task.queued) {
+        task.queued = true;
+        task.next = nullptr;
+        (tail_ != nullptr ? tail_->next : head_) = &task;
+        tail_ = &task;
+      }
+    }
+    pending_.fetch_add(1);
+    internal::futex_wake(pending_, INT_MAX);
+  }
+  void cancel(ExecutorTask& task) noexcept override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!task.queued) return;
+    ExecutorTask* previous = nullptr;
+    for (ExecutorTask* node = head_; node != nullptr; previous = node, node = node->next) {
+      if (node != &task) continue;
+      (previous != nullptr ? previous->next : head_) = node->next;
+      if (tail_ == node) tail_ = previous;
+      break;
+    }
+    task.queued = false;
+  }
+  // Runs queued tasks, sleeping while none is queued, until `done()`.
+  template <class Done>
+  void run_until(Done done) {
+    while (!done()) {
+      const std::uint32_t seen = pending_.load();
+      ExecutorTask* task = nullptr;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        task = head_;
+        if (task != nullptr) {
+          head_ = task->next;
+          if (head_ == nullptr) tail_ = nullptr;
+          task->queued = false;
+        }
+      }
+      if (task != nullptr) {
+        task->run(task);
+      } else if (!done()) {
+        internal::futex_wait(pending_, seen, nullptr);
+      }
+    }
+  }
+  // Wakes run_until to look at its condition again.
+  void poke() {
+    pending_.fetch_add(1);
+    internal::futex_wake(pending_, INT_MAX);
+  }
+
+ private:
+  std::mutex mutex_;
+  ExecutorTask* head_ = nullptr;
+  ExecutorTask* tail_ = nullptr;
+  internal::Atomic<std::uint32_t> pending_{0};
 };
 
 // Explores `scenario` and reports: schedules, bound, time (printed for the
