@@ -55,8 +55,7 @@ void handoff(benchmark::State& state) {
   std::size_t next = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(armed.rx.try_recv());
-    leanchan::Notifier& head =
-        next < armed.notifiers.size() ? armed.notifiers[next] : extra;
+    leanchan::Notifier& head = next < armed.notifiers.size() ? armed.notifiers[next] : extra;
     if (!armed.tx.try_send(1, head).ok()) state.SkipWithError("no slot handed over");
     if (armed.tx.notify_when_room(head)) state.SkipWithError("room appeared");
     next = next + 1 <= armed.notifiers.size() ? next + 1 : 0;

@@ -8,31 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include "coro_support.h"
 #include "leanchan/channel.h"
 #include "test_support.h"
 
 namespace {
 
-// A minimal coroutine for tests: starts suspended, is started through an
-// executor, keeps its frame after finishing until the Task is destroyed.
-struct Task {
-  struct promise_type {
-    Task get_return_object() {
-      return Task{std::coroutine_handle<promise_type>::from_promise(*this)};
-    }
-    std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_always final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-  explicit Task(std::coroutine_handle<promise_type> h) : handle(h) {}
-  Task(Task&& other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
-  ~Task() {
-    if (handle) handle.destroy();
-  }
-  bool done() const { return handle.done(); }
-  std::coroutine_handle<promise_type> handle;
-};
+using leanchan::testing::Task;
 
 // Starts `task` on `executor` (its first resume runs there).
 struct Starter : leanchan::ExecutorTask {

@@ -136,7 +136,8 @@ TEST(WaiterRing, TakeAllOfAnEmptyQueueIsEmpty) {
   EXPECT_EQ(queue.take_all_but_receive(), nullptr);
   SenderNode a;
   queue.push_sender(&a);
-  EXPECT_EQ(taken_list(queue.take_all_but_receive()), (std::vector<WaitNode*>{static_cast<WaitNode*>(&a)}));
+  EXPECT_EQ(taken_list(queue.take_all_but_receive()),
+            (std::vector<WaitNode*>{static_cast<WaitNode*>(&a)}));
   EXPECT_EQ(queue.first(), nullptr);
 }
 

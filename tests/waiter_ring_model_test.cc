@@ -22,7 +22,10 @@ struct Model {
 void check(const WaiterQueue& q, const Model& m) {
   WaitNode* first = q.first();
   std::size_t ring_expected = (m.receive ? 1 : 0) + (m.watches.empty() ? 0 : 1) + m.senders.size();
-  if (ring_expected == 0) { ASSERT_EQ(first, nullptr); return; }
+  if (ring_expected == 0) {
+    ASSERT_EQ(first, nullptr);
+    return;
+  }
   ASSERT_NE(first, nullptr);
   std::vector<WaitNode*> ring;
   WaitNode* n = first;
@@ -34,19 +37,30 @@ void check(const WaiterQueue& q, const Model& m) {
   } while (n != first);
   ASSERT_EQ(ring.size(), ring_expected);
   std::size_t i = 0;
-  if (m.receive) { ASSERT_EQ(ring[i], m.receive); ++i; }
+  if (m.receive) {
+    ASSERT_EQ(ring[i], m.receive);
+    ++i;
+  }
   if (!m.watches.empty()) {
     ASSERT_EQ(ring[i]->kind, WaitNode::Kind::kClosedWatch);
     auto* rep = reinterpret_cast<ClosedWatchNode*>(ring[i]);
     // group ring contains exactly the watches
     std::vector<ClosedWatchNode*> group;
     ClosedWatchNode* g = rep;
-    do { ASSERT_EQ(g->group_next->group_prev, g); group.push_back(g); g = g->group_next; ASSERT_LE(group.size(), 10000u);} while (g != rep);
+    do {
+      ASSERT_EQ(g->group_next->group_prev, g);
+      group.push_back(g);
+      g = g->group_next;
+      ASSERT_LE(group.size(), 10000u);
+    } while (g != rep);
     ASSERT_EQ(group.size(), m.watches.size());
     for (auto* w : m.watches) ASSERT_NE(std::find(group.begin(), group.end(), w), group.end());
     ++i;
   }
-  for (auto* s : m.senders) { ASSERT_EQ(ring[i], s); ++i; }
+  for (auto* s : m.senders) {
+    ASSERT_EQ(ring[i], s);
+    ++i;
+  }
   ASSERT_EQ(q.first_sender(), m.senders.empty() ? nullptr : m.senders.front());
   ASSERT_EQ(q.has_closed_watch(), !m.watches.empty());
 }
@@ -67,7 +81,10 @@ TEST(WaiterRingModel, RandomOps) {
     for (int step = 0; step < 300; ++step) {
       int op = rng() % 7;
       if (op == 0) {
-        if (m.receive) { q.detach_receive(); m.receive = nullptr; }
+        if (m.receive) {
+          q.detach_receive();
+          m.receive = nullptr;
+        }
         WaitNode* r = &recv_nodes[rng() % 2];
         r->kind = WaitNode::Kind::kReceive;
         q.attach_receive(r);
@@ -77,7 +94,11 @@ TEST(WaiterRingModel, RandomOps) {
         m.receive = nullptr;
       } else if (op == 2) {
         int k = rng() % 16;
-        if (!s_in[k]) { q.push_sender(&snodes[k]); m.senders.push_back(&snodes[k]); s_in[k] = true; }
+        if (!s_in[k]) {
+          q.push_sender(&snodes[k]);
+          m.senders.push_back(&snodes[k]);
+          s_in[k] = true;
+        }
       } else if (op == 3) {
         int k = rng() % 16;
         if (s_in[k]) {
@@ -87,7 +108,11 @@ TEST(WaiterRingModel, RandomOps) {
         }
       } else if (op == 4) {
         int k = rng() % 8;
-        if (!w_in[k]) { q.add_closed_watch(&wnodes[k]); m.watches.push_back(&wnodes[k]); w_in[k] = true; }
+        if (!w_in[k]) {
+          q.add_closed_watch(&wnodes[k]);
+          m.watches.push_back(&wnodes[k]);
+          w_in[k] = true;
+        }
       } else if (op == 5) {
         int k = rng() % 8;
         if (w_in[k]) {
@@ -102,14 +127,19 @@ TEST(WaiterRingModel, RandomOps) {
         ASSERT_EQ(count, m.senders.size() + m.watches.size());
         // senders in FIFO order among the taken
         std::vector<WaitNode*> ts;
-        for (WaitNode* n = taken; n; n = n->next) if (n->kind == WaitNode::Kind::kSend) ts.push_back(n);
+        for (WaitNode* n = taken; n; n = n->next)
+          if (n->kind == WaitNode::Kind::kSend) ts.push_back(n);
         ASSERT_TRUE(std::equal(ts.begin(), ts.end(), m.senders.begin(), m.senders.end()));
-        m.senders.clear(); m.watches.clear();
+        m.senders.clear();
+        m.watches.clear();
         std::fill(s_in.begin(), s_in.end(), false);
         std::fill(w_in.begin(), w_in.end(), false);
       }
       check(q, m);
-      if (HasFatalFailure()) { ADD_FAILURE() << "seed " << seed << " step " << step << " op " << op; return; }
+      if (HasFatalFailure()) {
+        ADD_FAILURE() << "seed " << seed << " step " << step << " op " << op;
+        return;
+      }
     }
   }
 }

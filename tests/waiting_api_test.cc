@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "coro_support.h"
 #include "leanchan/channel.h"
 #include "test_support.h"
 
@@ -21,25 +22,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using leanchan::SendStatus;
-
-// A coroutine that starts suspended and keeps its frame until destroyed.
-struct Task {
-  struct promise_type {
-    Task get_return_object() {
-      return Task{std::coroutine_handle<promise_type>::from_promise(*this)};
-    }
-    std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_always final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-  explicit Task(std::coroutine_handle<promise_type> h) : handle(h) {}
-  Task(Task&& other) noexcept : handle(std::exchange(other.handle, nullptr)) {}
-  ~Task() {
-    if (handle) handle.destroy();
-  }
-  std::coroutine_handle<promise_type> handle;
-};
+using leanchan::testing::Task;
 
 TEST(ReserveMany, TakesAllOrNothingAndGivesBackWhatIsUnused) {
   auto [tx, rx] = leanchan::channel<int, 2>(4);
@@ -330,8 +313,8 @@ TEST(AsyncReserve, DestroyedWaiterPassesItsSlotOn) {
   Task b = reserve_then_send(tx, executor, 3, second);
   a->handle.resume();
   b.handle.resume();
-  EXPECT_EQ(rx.try_recv().value(), 1);  // the slot goes to a
-  a.reset();                            // a is destroyed before it runs
+  EXPECT_EQ(rx.try_recv().value(), 1);    // the slot goes to a
+  a.reset();                              // a is destroyed before it runs
   EXPECT_EQ(executor.run_pending(), 1u);  // b was handed a's slot
   EXPECT_TRUE(b.handle.done());
   EXPECT_EQ(second, SendStatus::kOk);
@@ -356,8 +339,8 @@ TEST(AsyncClosed, ResumesWhenTheReceiverGoes) {
   EXPECT_TRUE(resumed);
 }
 
-Task take_many(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor,
-               std::vector<int>& out, std::size_t& got) {
+Task take_many(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor, std::vector<int>& out,
+               std::size_t& got) {
   got = co_await rx.async_recv_many(out, 8, executor);
 }
 

@@ -42,31 +42,48 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
         int mode = (s + rng()) % 6;
         if (mode == 0) {
           if (!tx.send(Msg{s, seq}).ok()) break;
-          ++seq; sent.fetch_add(1);
+          ++seq;
+          sent.fetch_add(1);
         } else if (mode == 1) {
           auto r = tx.send_for(Msg{s, seq}, std::chrono::microseconds(rng() % 50));
-          if (r.ok()) { ++seq; sent.fetch_add(1); }
-          else if (r.status() == leanchan::SendStatus::kClosed) break;
+          if (r.ok()) {
+            ++seq;
+            sent.fetch_add(1);
+          } else if (r.status() == leanchan::SendStatus::kClosed)
+            break;
         } else if (mode == 2) {
           auto p = tx.reserve();
           if (!p) break;
-          if (rng() % 2) { p.send(Msg{s, seq}); ++seq; sent.fetch_add(1); }
+          if (rng() % 2) {
+            p.send(Msg{s, seq});
+            ++seq;
+            sent.fetch_add(1);
+          }
         } else if (mode == 3) {
           std::size_t k = 1 + rng() % cap;
           auto b = tx.reserve_many(k);
           if (!b) break;
           std::size_t use = rng() % (k + 1);
-          for (std::size_t j = 0; j < use; ++j) { b.send(Msg{s, seq}); ++seq; sent.fetch_add(1); }
+          for (std::size_t j = 0; j < use; ++j) {
+            b.send(Msg{s, seq});
+            ++seq;
+            sent.fetch_add(1);
+          }
         } else if (mode == 4) {
           // notifier-based send
           for (;;) {
             auto r = tx.try_send(Msg{s, seq}, notifier);
-            if (r.ok()) { ++seq; sent.fetch_add(1); break; }
+            if (r.ok()) {
+              ++seq;
+              sent.fetch_add(1);
+              break;
+            }
             if (r.status() == leanchan::SendStatus::kClosed) goto out;
             flag.fired.store(0);
             if (tx.notify_when_room(notifier)) continue;
             auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(rng() % 200);
-            while (flag.fired.load() == 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+            while (flag.fired.load() == 0 && std::chrono::steady_clock::now() < until)
+              std::this_thread::yield();
             if (flag.fired.load() == 0 && (rng() % 2)) {
               tx.cancel_notify(notifier);  // passes a grant on
               break;
@@ -98,7 +115,10 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
   auto t0 = std::chrono::steady_clock::now();
   bool closed = false;
   for (;;) {
-    if (close_midway && !closed && received > iters / 2) { rx.close(); closed = true; }
+    if (close_midway && !closed && received > iters / 2) {
+      rx.close();
+      closed = true;
+    }
     auto r = rx.recv_for(5ms);
     if (r.ok()) {
       Msg m = std::move(r).value();
@@ -112,11 +132,16 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
     }
     if (done.load() == n_threads) {
       auto r2 = rx.try_recv();
-      if (r2.ok()) { Msg m = std::move(r2).value(); last[m.sender] = m.seq; ++received; continue; }
+      if (r2.ok()) {
+        Msg m = std::move(r2).value();
+        last[m.sender] = m.seq;
+        ++received;
+        continue;
+      }
       break;
     }
-    ASSERT_LT(std::chrono::steady_clock::now() - t0, 60s) << "stuck: done=" << done.load()
-        << " cap_free=" << tx.capacity();
+    ASSERT_LT(std::chrono::steady_clock::now() - t0, 60s)
+        << "stuck: done=" << done.load() << " cap_free=" << tx.capacity();
   }
   for (auto& t : threads) t.join();
   stop_watchers.store(true);
@@ -133,7 +158,15 @@ unsigned rounds(unsigned full) {
 
 }  // namespace
 
-TEST(MixedWaiters, Cap1) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(1, 6, 400, false, i); }
-TEST(MixedWaiters, Cap3) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(3, 6, 400, false, i); }
-TEST(MixedWaiters, Cap3Close) { for (unsigned i = 0; i < rounds(30); ++i) run_mix(3, 6, 400, true, i); }
-TEST(MixedWaiters, Cap8Close) { for (unsigned i = 0; i < rounds(20); ++i) run_mix(8, 8, 400, true, i); }
+TEST(MixedWaiters, Cap1) {
+  for (unsigned i = 0; i < rounds(20); ++i) run_mix(1, 6, 400, false, i);
+}
+TEST(MixedWaiters, Cap3) {
+  for (unsigned i = 0; i < rounds(20); ++i) run_mix(3, 6, 400, false, i);
+}
+TEST(MixedWaiters, Cap3Close) {
+  for (unsigned i = 0; i < rounds(30); ++i) run_mix(3, 6, 400, true, i);
+}
+TEST(MixedWaiters, Cap8Close) {
+  for (unsigned i = 0; i < rounds(20); ++i) run_mix(8, 8, 400, true, i);
+}

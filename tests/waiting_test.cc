@@ -23,12 +23,14 @@
 #include <utility>
 #include <vector>
 
+#include "coro_support.h"
 #include "leanchan/channel.h"
 #include "test_support.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using leanchan::testing::Detached;
 
 std::string name(leanchan::SendStatus status) {
   return std::string(leanchan::to_string(status));
@@ -417,21 +419,6 @@ TEST(ForeverTimeouts, SendForMaxNanosecondsWaits) {
 }
 
 // ---- Coroutines ----------------------------------------------------------------
-
-// A fire-and-forget coroutine: starts suspended, frees its own frame when it
-// finishes (final_suspend never suspends).
-struct Detached {
-  struct promise_type {
-    Detached get_return_object() {
-      return Detached{std::coroutine_handle<promise_type>::from_promise(*this)};
-    }
-    std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-  std::coroutine_handle<promise_type> handle;
-};
 
 // Counts coroutines in flight, so that the test keeps only a few at once:
 // the race needs a coroutine that arms while the receiver frees the slot it

@@ -98,7 +98,7 @@ TEST(Window, TimedSendGrantedAsItTimesOutUsesItsSlot) {
   Hold::wait_reached();  // queued, timed out, not yet out of the queue
   Counted behind;
   ASSERT_FALSE(tx.notify_when_room(behind.notifier));  // queued behind it
-  ASSERT_EQ(rx.try_recv().value(), 0);  // the slot goes to the timed sender
+  ASSERT_EQ(rx.try_recv().value(), 0);                 // the slot goes to the timed sender
   EXPECT_EQ(behind.calls.load(), 0);
   Hold::release();
   timed.join();

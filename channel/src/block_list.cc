@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/channel_state.h"
 
 namespace leanchan::internal {
 namespace {

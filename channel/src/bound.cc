@@ -6,8 +6,8 @@
 #include <climits>
 #include <thread>
 
-#include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
@@ -33,15 +33,13 @@ std::uint32_t& needed_of(WaitNode* node, std::uint32_t& one) noexcept {
 std::uint32_t await_firing(WaitNode* node) noexcept {
   Atomic<std::uint32_t>& state = node->state;
   std::uint32_t value = state.load(std::memory_order_acquire);
-  for (int spin = 0; spin < kCallbackSpins && WaitNode::phase(value) >= WaitNode::kFiring;
-       ++spin) {
+  for (int spin = 0; spin < kCallbackSpins && WaitNode::phase(value) >= WaitNode::kFiring; ++spin) {
     cpu_relax();
     value = state.load(std::memory_order_acquire);
   }
   while (WaitNode::phase(value) >= WaitNode::kFiring) {
     if (WaitNode::phase(value) == WaitNode::kFiring) {
-      const std::uint32_t awaited =
-          (value & ~WaitNode::kPhaseMask) | WaitNode::kFiringAwaited;
+      const std::uint32_t awaited = (value & ~WaitNode::kPhaseMask) | WaitNode::kFiringAwaited;
       if (!state.compare_exchange_weak(value, awaited, std::memory_order_acquire)) continue;
       value = awaited;
     }
@@ -60,8 +58,8 @@ void mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
   // before the waker's own release; this publishes the releaser's work
   // before the hand-off (steps 9-10, the block bound).
   while (!node->state.compare_exchange_weak(
-      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant,
-      std::memory_order_release, std::memory_order_relaxed)) {
+      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant, std::memory_order_release,
+      std::memory_order_relaxed)) {
   }
 }
 
@@ -120,8 +118,7 @@ PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
     // spare kept or freed) happens before this holder opens a block (step
     // 5), which keeps the ceil(C/b)+1 bound in the C++ model.
     if (permit_word_.compare_exchange_weak(word, word + count * kUsedUnit,
-                                           std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
+                                           std::memory_order_acquire, std::memory_order_relaxed)) {
       return PermitOutcome::kAcquired;
     }
   }
@@ -131,10 +128,9 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
                                             void* value,
                                             ThreadWaitNode::PushFunction push) noexcept {
   PermitOutcome outcome = try_acquire_permits(count);
-  const int watch_rounds =
-      deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
-          ? 0
-          : kPermitSpins + kPermitYields;
+  const int watch_rounds = deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
+                               ? 0
+                               : kPermitSpins + kPermitYields;
   // A full channel usually frees a slot within a receive or two: watch the
   // word briefly (pauses only, a few microseconds) before queueing. No
   // yield here: a sender that gave its processor away before taking its
@@ -187,8 +183,7 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
     taken = (word & kSendersWaitBit) == 0 && used < capacity_ ? capacity_ - used : 0;
     // acquire: the slots taken now come from releases, as above.
     if (permit_word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit,
-                                           std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
+                                           std::memory_order_acquire, std::memory_order_relaxed)) {
       break;
     }
   }
@@ -249,8 +244,7 @@ void ChannelState::release_permits(std::uint32_t count) noexcept {
     // the receiver stores rx_event before reading this word in is_finished
     // (Dekker, step 11).
     if (permit_word_.compare_exchange_weak(word, word - count * kUsedUnit,
-                                           std::memory_order_seq_cst,
-                                           std::memory_order_relaxed)) {
+                                           std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return;
     }
   }
@@ -336,8 +330,7 @@ void ChannelState::finish_firing(WaitNode* node) noexcept {
   // happen before the owner's acquire load that sees kIdle.
   std::uint32_t state = node->state.load(std::memory_order_relaxed);
   while (!node->state.compare_exchange_weak(state, state & WaitNode::kGrant,
-                                            std::memory_order_acq_rel,
-                                            std::memory_order_relaxed)) {
+                                            std::memory_order_acq_rel, std::memory_order_relaxed)) {
   }
   if (WaitNode::phase(state) == WaitNode::kFiringAwaited) futex_wake(node->state, INT_MAX);
 }
@@ -351,8 +344,7 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
       // it sleeps (or waits in await_firing). Only this waker changes the
       // grant bit of a thread node, so the outcome read first is final.
       // release: pairs with await_outcome's acquire loads.
-      const std::uint32_t outcome =
-          node->state.load(std::memory_order_relaxed) & WaitNode::kGrant;
+      const std::uint32_t outcome = node->state.load(std::memory_order_relaxed) & WaitNode::kGrant;
       if (outcome != 0 && node->kind == WaitNode::Kind::kSendThread) {
         // A blocked send: move its value into the slot it was handed. The
         // sender cannot return (its value lives on its stack) before the
@@ -419,7 +411,7 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   // A firing of this node's previous arming must end first: its last step
   // resets the phase, which must not erase this arming.
   const std::uint32_t state = await_firing(node);
-  if ((state & WaitNode::kGrant) != 0) return true;  // it holds a slot already
+  if ((state & WaitNode::kGrant) != 0) return true;               // it holds a slot already
   if (WaitNode::phase(state) == WaitNode::kQueued) return false;  // armed already
   node->kind = WaitNode::Kind::kSend;
   lock_list();
@@ -428,8 +420,7 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   if (explore::mutant() == 1) {
     // The explorer's self-test: link under the lock, announce after it (as
     // the first waiting layer counted armed notifiers outside the lock).
-    if ((word & kClosedBit) != 0 ||
-        ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
+    if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
       unlock_list();
       return true;
     }
@@ -441,8 +432,7 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   }
 #endif
   for (;;) {
-    if ((word & kClosedBit) != 0 ||
-        ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
+    if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
       unlock_list();
       return true;  // closed, or room now: look again
     }
@@ -486,8 +476,7 @@ bool ChannelState::take_grant(WaitNode* node) noexcept {
     // acquire: the slot's release (and the block work before it) happens
     // before the redeemer's push.
     if (node->state.compare_exchange_weak(state, state & ~WaitNode::kGrant,
-                                          std::memory_order_acquire,
-                                          std::memory_order_relaxed)) {
+                                          std::memory_order_acquire, std::memory_order_relaxed)) {
       return true;
     }
   }
@@ -505,8 +494,8 @@ bool ChannelState::watch_closed(ClosedWatchNode* watch) noexcept {
       return true;
     }
     // As in arm_send: the bit and the link change together, under the lock.
-  } while (!permit_word_.compare_exchange_weak(word, word | kClosedWatchBit,
-                                               std::memory_order_relaxed));
+  } while (
+      !permit_word_.compare_exchange_weak(word, word | kClosedWatchBit, std::memory_order_relaxed));
   watch->node.state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.add_closed_watch(watch);
   unlock_list();
@@ -537,7 +526,7 @@ bool ChannelState::wait_closed(const Deadline* deadline) noexcept {
     const std::uint32_t state = await_outcome(watch.node, 0, 0, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) return true;
     if (unwatch_closed(&watch)) return false;  // still linked: timed out
-    deadline = nullptr;                         // close is waking it: wait
+    deadline = nullptr;                        // close is waking it: wait
   }
 }
 

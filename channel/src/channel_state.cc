@@ -2,16 +2,17 @@
 // steps 6, 11 and "Lifetime"). The block list lives in block_list.cc, the
 // bound and its waiter queue in bound.cc, readiness in readiness.cc.
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/atomic.h"
 
 #include <climits>
 #include <thread>
 
+#include "leanchan/internal/atomic.h"
+
 namespace leanchan::internal {
 namespace {
 
-constexpr int kWatchLooks = spin_budget(16);    // receiver: looks with doubling pauses, then
-constexpr int kWatchYields = spin_budget(16);   // yields, then it sleeps
+constexpr int kWatchLooks = spin_budget(16);   // receiver: looks with doubling pauses, then
+constexpr int kWatchYields = spin_budget(16);  // yields, then it sleeps
 constexpr int kWatchMaxPauses = 64;
 
 }  // namespace

@@ -3,8 +3,8 @@
 // the bound (bound.cc).
 #include <climits>
 
-#include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/channel_state.h"
 
 namespace leanchan::internal {
 namespace {

@@ -7,12 +7,13 @@
 
 #include <climits>
 #include <coroutine>
-#include <exception>
 #include <cstdio>
+#include <exception>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "coro_support.h"
 #include "explorer.h"
 #include "leanchan/channel.h"
 #include "leanchan/internal/futex.h"
@@ -218,7 +219,7 @@ TEST(Explore, WokenSendWaiterCancelled) {
       }
     });
     check(rx.recv() == 0, "the first message");  // its slot goes to `first`
-    tx.cancel_notify(first);                      // and on to the thread
+    tx.cancel_notify(first);                     // and on to the thread
     check(rx.recv() == 2, "the thread's message");
     join_all();
     check(tx.capacity() == 1, "every slot came back");
@@ -263,22 +264,10 @@ TEST(Explore, ReceiveNotifierArmFireRearm) {
 // it: once await_suspend has armed, the coroutine may be resumed (and its
 // frame freed) at any moment, and the starting thread must touch nothing of
 // it. The frame frees itself when the coroutine ends.
-struct SelfDestroying {
-  struct promise_type {
-    SelfDestroying get_return_object() {
-      return {std::coroutine_handle<promise_type>::from_promise(*this)};
-    }
-    std::suspend_always initial_suspend() noexcept { return {}; }
-    std::suspend_never final_suspend() noexcept { return {}; }
-    void return_void() noexcept {}
-    void unhandled_exception() noexcept { std::terminate(); }
-  };
-  std::coroutine_handle<promise_type> handle;
-};
-
-SelfDestroying send_in_coroutine(leanchan::Sender<int, 1>& tx, leanchan::Executor& executor,
-                                 leanchan::internal::Atomic<std::uint32_t>& finished,
-                                 leanchan::explore_test::ExploreExecutor& loop) {
+leanchan::testing::Detached send_in_coroutine(leanchan::Sender<int, 1>& tx,
+                                              leanchan::Executor& executor,
+                                              leanchan::internal::Atomic<std::uint32_t>& finished,
+                                              leanchan::explore_test::ExploreExecutor& loop) {
   auto result = co_await tx.async_send(5, executor);
   check(result.ok(), "async_send");
   finished.store(1);

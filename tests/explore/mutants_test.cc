@@ -28,50 +28,45 @@ void expect_caught(const char* name, const leanchan::explore::Result& result) {
 // is set after the lock is released. A release in between frees the slot
 // to the count instead of handing it over: the notifier is never fired.
 TEST(ExploreMutant, NotifierAnnouncedOutsideTheCriticalSection) {
-  expect_caught("waiting bit set outside the lock", explore_with_env(
-                                                        [] {
-                                                          auto [tx, rx] =
-                                                              leanchan::channel<int, 1>(1);
-                                                          check(tx.try_send(0).ok(), "fill");
-                                                          auto tx2 = tx;
-                                                          spawn([&tx2] {
-                                                            Event event;
-                                                            leanchan::Notifier notifier(
-                                                                &Event::fire, &event);
-                                                            for (;;) {
-                                                              if (tx2.try_send(1, notifier).ok())
-                                                                return;
-                                                              event.reset();
-                                                              if (tx2.notify_when_room(notifier))
-                                                                continue;
-                                                              event.wait();
-                                                            }
-                                                          });
-                                                          check(rx.recv() == 0, "first");
-                                                          check(rx.recv() == 1, "second");
-                                                          join_all();
-                                                        },
-                                                        1));
+  expect_caught("waiting bit set outside the lock",
+                explore_with_env(
+                    [] {
+                      auto [tx, rx] = leanchan::channel<int, 1>(1);
+                      check(tx.try_send(0).ok(), "fill");
+                      auto tx2 = tx;
+                      spawn([&tx2] {
+                        Event event;
+                        leanchan::Notifier notifier(&Event::fire, &event);
+                        for (;;) {
+                          if (tx2.try_send(1, notifier).ok()) return;
+                          event.reset();
+                          if (tx2.notify_when_room(notifier)) continue;
+                          event.wait();
+                        }
+                      });
+                      check(rx.recv() == 0, "first");
+                      check(rx.recv() == 1, "second");
+                      join_all();
+                    },
+                    1));
 }
 
 // Defect 2: a release checks the waiting bit and then subtracts in a
 // second step. A sender that queues in between is never handed the slot:
 // it sleeps forever with room in the channel.
 TEST(ExploreMutant, ReleaseMissesAWaiterAnnouncingAtTheSameMoment) {
-  expect_caught("release checks then subtracts", explore_with_env(
-                                                     [] {
-                                                       auto [tx, rx] =
-                                                           leanchan::channel<int, 1>(1);
-                                                       check(tx.try_send(0).ok(), "fill");
-                                                       auto tx2 = tx;
-                                                       spawn([&tx2] {
-                                                         check(tx2.send(1).ok(), "send");
-                                                       });
-                                                       check(rx.recv() == 0, "first");
-                                                       check(rx.recv() == 1, "second");
-                                                       join_all();
-                                                     },
-                                                     2));
+  expect_caught("release checks then subtracts",
+                explore_with_env(
+                    [] {
+                      auto [tx, rx] = leanchan::channel<int, 1>(1);
+                      check(tx.try_send(0).ok(), "fill");
+                      auto tx2 = tx;
+                      spawn([&tx2] { check(tx2.send(1).ok(), "send"); });
+                      check(rx.recv() == 0, "first");
+                      check(rx.recv() == 1, "second");
+                      join_all();
+                    },
+                    2));
 }
 
 }  // namespace

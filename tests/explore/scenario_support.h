@@ -15,8 +15,8 @@
 #include <string>
 
 #include "explorer.h"
-#include "leanchan/internal/atomic.h"
 #include "leanchan/executor.h"
+#include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
 
 namespace leanchan::explore_test {
@@ -126,7 +126,7 @@ class ExploreExecutor final : public Executor {
 // the preemption bound (a deeper run on a big machine);
 // LEANCHAN_EXPLORE_REPLAY runs one recorded schedule.
 inline explore::Result explore_with_env(const std::function<void()>& scenario, int mutant,
-                                       int bound = 2) {
+                                        int bound = 2) {
   explore::Options options;
   options.mutant = mutant;
   options.preemption_bound = bound;

@@ -8,18 +8,17 @@
 // the turn over and waits for it to come back. Every decision with more
 // than one candidate is recorded, so that a run can be replayed and the
 // driver can enumerate alternatives depth-first.
-#include "explorer.h"
-
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <memory>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+#include "explorer.h"
 #include "leanchan/internal/explore.h"
 
 namespace leanchan::explore {
@@ -410,8 +409,12 @@ std::vector<std::size_t> parse_trace(const std::string& text) {
 
 }  // namespace
 
-void spawn(std::function<void()> body) { scheduler().spawn(std::move(body)); }
-void join_all() { scheduler().join_all(); }
+void spawn(std::function<void()> body) {
+  scheduler().spawn(std::move(body));
+}
+void join_all() {
+  scheduler().join_all();
+}
 void check(bool condition, const std::string& message) {
   if (!condition) scheduler().fail(message);
 }
@@ -419,8 +422,8 @@ void check(bool condition, const std::string& message) {
 Result explore(const std::function<void()>& scenario, const Options& options) {
   Result result;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::size_t> prefix = options.replay.empty() ? std::vector<std::size_t>{}
-                                                            : parse_trace(options.replay);
+  std::vector<std::size_t> prefix =
+      options.replay.empty() ? std::vector<std::size_t>{} : parse_trace(options.replay);
   Scheduler& sched = scheduler();
   for (;;) {
     sched.begin(prefix, options.preemption_bound, options.step_limit, options.mutant);
@@ -457,15 +460,14 @@ Result explore(const std::function<void()>& scenario, const Options& options) {
     }
     if (!more) break;
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
 std::string Result::summary() const {
   std::ostringstream out;
-  out << schedules << " schedules (" << (complete ? "all" : "budget reached")
-      << "), longest " << max_decisions << " decisions, " << seconds << " s";
+  out << schedules << " schedules (" << (complete ? "all" : "budget reached") << "), longest "
+      << max_decisions << " decisions, " << seconds << " s";
   if (!ok) out << "\nFAILED: " << failure << "\nreplay trace: " << trace;
   return out.str();
 }
@@ -474,15 +476,23 @@ std::string Result::summary() const {
 
 namespace leanchan::internal::explore {
 
-void point() noexcept { leanchan::explore::scheduler().point(false); }
-void pause() noexcept { leanchan::explore::scheduler().point(false, true); }
-void yield() noexcept { leanchan::explore::scheduler().point(true); }
+void point() noexcept {
+  leanchan::explore::scheduler().point(false);
+}
+void pause() noexcept {
+  leanchan::explore::scheduler().point(false, true);
+}
+void yield() noexcept {
+  leanchan::explore::scheduler().point(true);
+}
 bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, bool timed) noexcept {
   return leanchan::explore::scheduler().futex_wait(word, expected, timed);
 }
 void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
   leanchan::explore::scheduler().futex_wake(word, count);
 }
-int mutant() noexcept { return leanchan::explore::scheduler().mutant(); }
+int mutant() noexcept {
+  return leanchan::explore::scheduler().mutant();
+}
 
 }  // namespace leanchan::internal::explore

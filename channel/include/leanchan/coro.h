@@ -33,17 +33,16 @@
 #define LEANCHAN_CORO_H_
 
 #include <atomic>
-
-#include "leanchan/internal/atomic.h"
 #include <coroutine>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "leanchan/executor.h"
 #include "leanchan/fwd.h"
+#include "leanchan/internal/atomic.h"
 #include "leanchan/notifier.h"
 #include "leanchan/receiver.h"
 #include "leanchan/sender.h"
@@ -139,35 +138,18 @@ class AwaitableBase {
 
 }  // namespace internal
 
-// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
-// nullopt once the channel has ended (as recv()).
-template <class T, std::size_t BlockSize>
-class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitable<T, BlockSize>> {
-  using Base = internal::AwaitableBase<RecvAwaitable<T, BlockSize>>;
-  friend Base;
+namespace internal {
 
- public:
-  RecvAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept
-      : Base(executor), rx_(&rx) {}
-  ~RecvAwaitable() { detach(); }
+// What the receive-side awaitables share: the receiver's notifier, attached
+// while suspended (one awaiting coroutine per receiver).
+template <class Derived, class T, std::size_t BlockSize>
+class ReceiveSideAwaitable : protected AwaitableBase<Derived> {
+ protected:
+  ReceiveSideAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept
+      : AwaitableBase<Derived>(executor), rx_(&rx) {}
+  ~ReceiveSideAwaitable() { detach(); }
 
-  bool await_ready() noexcept { return try_now(); }
-  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
-  std::optional<T> await_resume() noexcept {
-    detach();
-    return std::move(result_);
-  }
-
- private:
-  // True when done: a message taken (result_) or the channel ended.
-  bool try_now() noexcept {
-    auto result = rx_->try_recv();
-    if (result.ok()) {
-      result_.emplace(std::move(result).value());
-      return true;
-    }
-    return result.status() == RecvStatus::kDisconnected;
-  }
+  // attached_ is written before arming; nothing is written after it.
   bool arm() noexcept {
     if (!attached_) {
       rx_->set_notifier(this->notifier_);
@@ -183,8 +165,42 @@ class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitabl
   }
 
   Receiver<T, BlockSize>* rx_;
-  std::optional<T> result_;
   bool attached_ = false;
+};
+
+}  // namespace internal
+
+// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
+// nullopt once the channel has ended (as recv()).
+template <class T, std::size_t BlockSize>
+class [[nodiscard]] RecvAwaitable
+    : private internal::ReceiveSideAwaitable<RecvAwaitable<T, BlockSize>, T, BlockSize> {
+  using Base = internal::ReceiveSideAwaitable<RecvAwaitable<T, BlockSize>, T, BlockSize>;
+  friend Base;
+  friend internal::AwaitableBase<RecvAwaitable<T, BlockSize>>;
+
+ public:
+  RecvAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept : Base(rx, executor) {}
+
+  bool await_ready() noexcept { return try_now(); }
+  bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  std::optional<T> await_resume() noexcept {
+    this->detach();
+    return std::move(result_);
+  }
+
+ private:
+  // True when done: a message taken (result_) or the channel ended.
+  bool try_now() noexcept {
+    auto result = this->rx_->try_recv();
+    if (result.ok()) {
+      result_.emplace(std::move(result).value());
+      return true;
+    }
+    return result.status() == RecvStatus::kDisconnected;
+  }
+
+  std::optional<T> result_;
 };
 
 // co_await rx.async_recv_many(out, limit, executor) -> std::size_t: as
@@ -193,44 +209,29 @@ class [[nodiscard]] RecvAwaitable : private internal::AwaitableBase<RecvAwaitabl
 // std::bad_alloc from `out` propagates into the coroutine and loses nothing.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] RecvManyAwaitable
-    : private internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>> {
-  using Base = internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>>;
+    : private internal::ReceiveSideAwaitable<RecvManyAwaitable<T, BlockSize>, T, BlockSize> {
+  using Base = internal::ReceiveSideAwaitable<RecvManyAwaitable<T, BlockSize>, T, BlockSize>;
   friend Base;
+  friend internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>>;
 
  public:
   RecvManyAwaitable(Receiver<T, BlockSize>& rx, std::vector<T>& out, std::size_t limit,
                     Executor& executor) noexcept
-      : Base(executor), rx_(&rx), out_(&out), limit_(limit) {}
-  ~RecvManyAwaitable() { detach(); }
+      : Base(rx, executor), out_(&out), limit_(limit) {}
 
   bool await_ready() noexcept { return try_now(); }
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
   // Takes without sleeping: a message is published, or the channel ended.
   std::size_t await_resume() {
-    detach();
-    return rx_->recv_many(*out_, limit_);
+    this->detach();
+    return this->rx_->recv_many(*out_, limit_);
   }
 
  private:
-  bool try_now() noexcept { return limit_ == 0 || rx_->ready_now(); }
-  bool arm() noexcept {
-    if (!attached_) {
-      rx_->set_notifier(this->notifier_);
-      attached_ = true;
-    }
-    return !rx_->arm_notifier();
-  }
-  void detach() noexcept {
-    if (!attached_) return;
-    rx_->clear_notifier();
-    this->executor_->cancel(this->task_);
-    attached_ = false;
-  }
+  bool try_now() noexcept { return limit_ == 0 || this->rx_->ready_now(); }
 
-  Receiver<T, BlockSize>* rx_;
   std::vector<T>* out_;
   std::size_t limit_;
-  bool attached_ = false;
 };
 
 namespace internal {

@@ -36,8 +36,8 @@
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
 
-#include <cassert>
 #include <atomic>
+#include <cassert>
 
 #include "leanchan/fwd.h"
 #include "leanchan/internal/wait_node.h"

@@ -28,10 +28,9 @@
 #define LEANCHAN_READY_SET_H_
 
 #include <atomic>
-
-#include "leanchan/internal/atomic.h"
 #include <cstddef>
 
+#include "leanchan/internal/atomic.h"
 #include "leanchan/notifier.h"
 #include "leanchan/receiver.h"
 

@@ -206,9 +206,7 @@ class Receiver {
   bool is_empty() const noexcept { return len() == 0; }
   // True once close() was called or every Sender and Permit is gone (no
   // new message can be sent; queued ones may still be received). A snapshot.
-  bool is_closed() const noexcept {
-    return state()->is_closed() || state()->sender_count() == 0;
-  }
+  bool is_closed() const noexcept { return state()->is_closed() || state()->sender_count() == 0; }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
   // Bytes the channel holds now (control block + live blocks). O(1).
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
@@ -247,7 +245,8 @@ class Receiver {
   // Room for at least one more element, growing geometrically but never
   // past what `wanted` more messages need. May throw (nothing taken yet).
   static void grow(std::vector<T>& out, std::size_t wanted) {
-    const std::size_t more = std::max<std::size_t>(1, std::min(wanted, std::max<std::size_t>(out.size(), 8)));
+    const std::size_t more =
+        std::max<std::size_t>(1, std::min(wanted, std::max<std::size_t>(out.size(), 8)));
     out.reserve(out.size() + more);
   }
 

@@ -110,13 +110,15 @@ class Sender {
   // those behind it wait their turn). `count` above max_capacity() fails at
   // once with kExceedsCapacity; 0 succeeds with an empty batch.
   PermitBatch<T, BlockSize> reserve_many(std::size_t count) noexcept {
-    if (count == 0 || count > max_capacity()) return make_batch(count, internal::PermitOutcome::kAcquired);
+    if (count == 0 || count > max_capacity())
+      return make_batch(count, internal::PermitOutcome::kAcquired);
     return make_batch(count, state()->acquire_permits(static_cast<std::uint32_t>(count), nullptr));
   }
   // As reserve_many, without waiting (kFull unless all are free now and
   // nobody waits).
   PermitBatch<T, BlockSize> try_reserve_many(std::size_t count) noexcept {
-    if (count == 0 || count > max_capacity()) return make_batch(count, internal::PermitOutcome::kAcquired);
+    if (count == 0 || count > max_capacity())
+      return make_batch(count, internal::PermitOutcome::kAcquired);
     return make_batch(count, state()->try_acquire_permits(static_cast<std::uint32_t>(count)));
   }
 
@@ -137,15 +139,11 @@ class Sender {
   // try_send(value, notifier) or try_reserve(notifier), or give it back with
   // cancel_notify(notifier). Any number of senders may queue their own
   // notifiers. O(1) under the channel's list lock; allocates nothing.
-  bool notify_when_room(Notifier& notifier) noexcept {
-    return state()->arm_send(&notifier.node_);
-  }
+  bool notify_when_room(Notifier& notifier) noexcept { return state()->arm_send(&notifier.node_); }
   // Withdraws `notifier`: true if it was queued and had not fired. A slot it
   // was handed and did not use goes to the next waiting sender (or back to
   // the channel). When this returns its callback is not running. O(1).
-  bool cancel_notify(Notifier& notifier) noexcept {
-    return state()->cancel_send(&notifier.node_);
-  }
+  bool cancel_notify(Notifier& notifier) noexcept { return state()->cancel_send(&notifier.node_); }
   // As try_send(value), but first uses the slot `notifier` was handed, if any.
   SendResult<T> try_send(T value, Notifier& notifier) noexcept {
     if (state()->take_grant(&notifier.node_)) {

@@ -23,10 +23,10 @@ namespace leanchan {
 
 // Why a send did or did not enqueue its message.
 enum class SendStatus : std::uint8_t {
-  kOk,        // the message is in the channel
-  kFull,      // try_send / try_reserve only: every slot is taken right now
-  kClosed,    // the receiver closed the channel or was destroyed
-  kTimedOut,  // send_for / send_until: no slot came free before the deadline
+  kOk,               // the message is in the channel
+  kFull,             // try_send / try_reserve only: every slot is taken right now
+  kClosed,           // the receiver closed the channel or was destroyed
+  kTimedOut,         // send_for / send_until: no slot came free before the deadline
   kExceedsCapacity,  // reserve_many / try_reserve_many: more slots than the capacity
 };
 

@@ -13,10 +13,11 @@
 #define LEANCHAN_INTERNAL_BLOCK_H_
 
 #include <algorithm>
-#include "leanchan/internal/atomic.h"
 #include <cstddef>
 #include <cstdint>
 #include <new>
+
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 

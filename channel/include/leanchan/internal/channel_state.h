@@ -32,10 +32,10 @@
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
-#include "leanchan/internal/atomic.h"
 #include <cstddef>
 #include <cstdint>
 
+#include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/wait_node.h"

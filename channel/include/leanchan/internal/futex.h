@@ -8,10 +8,11 @@
 #ifndef LEANCHAN_INTERNAL_FUTEX_H_
 #define LEANCHAN_INTERNAL_FUTEX_H_
 
-#include "leanchan/internal/atomic.h"
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
+
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 

@@ -5,8 +5,9 @@
 #ifndef LEANCHAN_INTERNAL_WAIT_NODE_H_
 #define LEANCHAN_INTERNAL_WAIT_NODE_H_
 
-#include "leanchan/internal/atomic.h"
 #include <cstdint>
+
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 
@@ -71,8 +72,8 @@ struct ThreadWaitNode {
   WaitNode node;
   std::uint32_t wanted = 0;
   std::uint32_t needed = 0;
-  void* value = nullptr;          // send only: the T to move in
-  PushFunction push = nullptr;    // send only
+  void* value = nullptr;        // send only: the T to move in
+  PushFunction push = nullptr;  // send only
 };
 
 // A waiter for the channel's close (Sender::closed and its awaitable).

@@ -20,7 +20,6 @@
 #define LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 
 #include "leanchan/internal/atomic.h"
-
 #include "leanchan/internal/wait_node.h"
 
 namespace leanchan::internal {
