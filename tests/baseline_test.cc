@@ -1,6 +1,6 @@
 // The Tokio-style baseline keeps its own contract: exactly-once, in-order
 // delivery under many producers, and Tokio 1.24's memory formula to the byte
-// (reference section 4 and 7).
+// (docs/tokio_style.md sections 4 and 6).
 #include <gtest/gtest.h>
 
 #include <array>

@@ -1,4 +1,4 @@
-// Every method of the channel contract (DESIGN.md 3), including its error
+// Every method of the channel contract (the headers under channel/include/leanchan/), including its error
 // paths: full, closed, timed out, and the value handed back each time.
 #include <gtest/gtest.h>
 

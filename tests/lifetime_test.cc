@@ -1,5 +1,5 @@
 // Every message is constructed once and destroyed exactly once, by whoever
-// holds it last (DESIGN.md 3): the receiver, the sender it was handed back to,
+// holds it last (leanchan/receiver.h): the receiver, the sender it was handed back to,
 // or the channel's last handle.
 #include <gtest/gtest.h>
 

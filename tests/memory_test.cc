@@ -1,4 +1,4 @@
-// The memory promises of DESIGN.md 2, asserted to the byte with the counting
+// The memory promises of docs/problem.md, asserted to the byte with the counting
 // heap hook (leanchan::profiler_hook is linked into this test).
 //
 // With S = sizeof(T), B = BlockSize, C = capacity, b = min(B, C) slots per
@@ -115,7 +115,7 @@ TEST(Memory, ATinyChannelHoldingOneMessageCostsOneSlot) {
   HeapProbe probe;
   auto [tx, rx] = leanchan::channel<Message<24>, 1>(1);
   ASSERT_TRUE(tx.send(Message<24>{}).ok());
-  EXPECT_EQ(probe.live_bytes(), 64 + 16 + 24);  // DESIGN.md 2: at most 64 + 16 + S
+  EXPECT_EQ(probe.live_bytes(), 64 + 16 + 24);  // at most 64 + 16 + S (docs/problem.md)
 }
 
 TEST(Memory, ACapacityOneChannelCostsOneSlotWhateverItsBlockSize) {

@@ -1,5 +1,5 @@
 // The report's rows are the channel's real costs: every leanchan row matches
-// DESIGN.md 2's formulas to the byte, for every message size and block size.
+// docs/memory.md's formulas to the byte, for every message size and block size.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,7 +60,7 @@ TEST(Memtable, TokioStyleRowsMatchTokiosFormulaExactly) {
       EXPECT_TRUE(row.matches());
     }
   }
-  // DESIGN.md 1's row for Tokio 1.24, 1024-byte messages, capacity 1024:
+  // docs/problem.md's row for Tokio 1.24, 1024-byte messages, capacity 1024:
   // 176 + 32,800; 176 + 32 * 32,800; 176 + 4 * 32,800.
   const MemoryRow big = design->measure(1024, 1024);
   EXPECT_EQ(big.create, 32976);

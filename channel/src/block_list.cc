@@ -249,7 +249,7 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
       retire_head_locked(layout);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
-      // and give the spare back (DESIGN.md 2: at most one block after drain).
+      // and give the spare back (docs/design.md invariant 7: one block after a drain).
       free_spare_locked(layout);
     }
   }

@@ -1,4 +1,4 @@
-// leanchan-proxy-fanout: the proxy's per-service event fan-out (DESIGN.md 6)
+// leanchan-proxy-fanout: the proxy's per-service event fan-out (docs/problem.md)
 // on leanchan and on the Tokio-style baseline, for several service counts.
 // Prints one Markdown row per (design, services). A run is bounded: it sends
 // for --seconds, drains, and stops.

@@ -15,7 +15,7 @@ std::int64_t ceil_div(std::size_t a, std::size_t b) {
   return static_cast<std::int64_t>((a + b - 1) / b);
 }
 
-// DESIGN.md 2 / docs/design.md "Memory figures", for 1-aligned messages.
+// docs/memory.md / docs/design.md "Memory figures", for 1-aligned messages.
 Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,
                                std::size_t capacity) {
   block_size = std::min(block_size, capacity);  // b = min(B, C) slots per block
@@ -70,7 +70,7 @@ Design leanchan_design() {
   return design;
 }
 
-// Tokio 1.24 (reference sections 4 and 7): a 176-byte Chan, 32-slot blocks
+// Tokio 1.24 (docs/tokio_style.md sections 4 and 6): a 176-byte Chan, 32-slot blocks
 // of 32 + 32*S bytes, the first made at creation, up to 3 kept after a drain.
 Prediction tokio_prediction(std::size_t message_bytes, std::size_t capacity) {
   const auto block = static_cast<std::int64_t>(32 + 32 * message_bytes);

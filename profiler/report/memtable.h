@@ -18,7 +18,7 @@
 
 namespace leanchan::report {
 
-// A message of exactly `Bytes` bytes (alignment 1), as in DESIGN.md 1.
+// A message of exactly `Bytes` bytes (alignment 1), as in docs/problem.md.
 template <std::size_t Bytes>
 struct Message {
   std::array<unsigned char, Bytes> bytes{};

@@ -1,6 +1,6 @@
 // tokio_style/block.h: the 32-slot block of the Tokio-style baseline, built
-// from the description in ../shared/reference/tokio-mpsc-design.md (section
-// 2). Our own code, not a port.
+// from Tokio 1.24's design as docs/tokio_style.md describes it. Our own
+// code, not a port.
 //
 // Header, 32 bytes:
 //   start_index             absolute position of slot 0 (multiple of 32)

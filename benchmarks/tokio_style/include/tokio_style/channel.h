@@ -1,5 +1,5 @@
 // tokio_style/channel.h: a C++ channel built the way Tokio 1.24's bounded
-// mpsc is built (../shared/reference/tokio-mpsc-design.md), the baseline the
+// mpsc is built (docs/tokio_style.md), the baseline the
 // benchmarks and the memory report measure leanchan against. Same API shape
 // as leanchan (send, try_send, send_for, recv, try_recv, recv_for,
 // recv_many, close), so one benchmark body serves both.

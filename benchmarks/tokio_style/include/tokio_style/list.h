@@ -1,5 +1,5 @@
 // tokio_style/list.h: the unbounded block list under the Tokio-style
-// channel (reference sections 3 and 4): slot claim by fetch_add, the walk to
+// channel (docs/tokio_style.md sections 3 and 4): slot claim by fetch_add, the walk to
 // a slot's block, growth, the tail release, and the receiver's reclamation
 // with up to three reuse attempts behind the tail.
 #ifndef TOKIO_STYLE_LIST_H_

@@ -1,5 +1,6 @@
 // tokio_style/semaphore.h: the bound of the Tokio-style baseline, a counting
-// semaphore with a FIFO wait list behind a mutex (reference section 5).
+// semaphore with a FIFO wait list behind a mutex (docs/tokio_style.md
+// section 5).
 //
 // Permit word: available permits << 1 | CLOSED. try_acquire is a CAS loop.
 // A blocked acquire queues a Waiter node that lives on its own stack (no

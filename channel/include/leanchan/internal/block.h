@@ -53,7 +53,7 @@ struct BlockHeader {
   Atomic<std::uint32_t> number{0};
 };
 static_assert(sizeof(BlockHeader) == 16,
-              "leanchan: a block header must stay 16 bytes (DESIGN.md 2)");
+              "leanchan: a block header must stay 16 bytes (docs/memory.md)");
 
 // The shape of a block for one (T, BlockSize): what the non-templated list code
 // needs to allocate, free and index blocks.
