@@ -28,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "leanchan/channel.h"
 #include "leanchan/ready_set.h"
 
@@ -167,6 +168,13 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help lists this program's flags (Abseil's filter would match none of
+  // them here); --helpfull still lists Abseil's own as well.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return file.find("absl/") == absl::string_view::npos;
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Serves many channels from one epoll thread (or one thread each) and reports event "
       "latency.\nExample: leanchan-epoll-fanout --channels=10000 --rate=1000 --seconds=3");

@@ -29,6 +29,17 @@ CliResult run_memtable(const std::string& arguments) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
+TEST(MemtableCli, HelpListsTheProgramsFlagsWithDefaults) {
+  const CliResult run = run_memtable("--help");
+  EXPECT_EQ(run.exit_code, 1) << run.output;  // Abseil exits 1 after printing help
+  EXPECT_EQ(run.output.find("No flags matched"), std::string::npos) << run.output;
+  for (const char* flag :
+       {"--designs", "--message_sizes", "--capacities", "--format", "--tables"}) {
+    EXPECT_NE(run.output.find(flag), std::string::npos) << flag << "\n" << run.output;
+  }
+  EXPECT_NE(run.output.find("default: \"all\""), std::string::npos) << run.output;
+}
+
 TEST(MemtableCli, UnknownDesignExitsTwoAndNamesIt) {
   const CliResult run = run_memtable("--designs=leanchan-b8,crossbeam");
   EXPECT_EQ(run.exit_code, 2);

@@ -13,6 +13,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -38,6 +39,13 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help lists this program's flags (Abseil's filter would match none of
+  // them here); --helpfull still lists Abseil's own as well.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return file.find("absl/") == absl::string_view::npos;
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Runs a proxy's per-service event fan-out on leanchan and on the Tokio-style baseline and "
       "prints memory per service, throughput, latency and lost events.\n"

@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "designs.h"
 #include "leanchan/profiler/heap_counters.h"
 #include "options.h"
@@ -89,6 +90,13 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help lists this program's flags (Abseil's filter would match none of
+  // them here); --helpfull still lists Abseil's own as well.
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return file.find("absl/") == absl::string_view::npos;
+  };
+  absl::SetFlagsUsageConfig(usage_config);
   absl::SetProgramUsageMessage(
       "Prints the heap cost of channels (create / fill / drain) per design, message size and "
       "capacity, and of many channels before and after a burst.\n"
