@@ -3,6 +3,10 @@
 #include <thread>
 
 #include "leanchan/channel.h"
+#include "leanchan/version.h"
+
+static_assert(LEANCHAN_VERSION_MAJOR >= 0 && sizeof(LEANCHAN_VERSION_STRING) > 1,
+              "leanchan/version.h is installed and names a version");
 
 int main() {
   auto [tx, rx] = leanchan::channel<int>(16);

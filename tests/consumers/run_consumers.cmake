@@ -34,4 +34,18 @@ run(${CMAKE_COMMAND} -S ${consumers}/find_package -B ${WORK_DIR}/pkg
     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_BUILD_TYPE=Release)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/pkg)
 run(${WORK_DIR}/pkg/consumer)
-message(STATUS "both consumers built and ran")
+
+# 3. pkg-config, for builds without CMake: the flags it prints build and
+# link the same consumer with the plain compiler.
+find_program(PKG_CONFIG pkg-config REQUIRED)
+find_program(CXX_COMPILER NAMES c++ g++ clang++ REQUIRED)
+set(ENV{PKG_CONFIG_PATH} ${WORK_DIR}/prefix/lib/pkgconfig:${WORK_DIR}/prefix/lib64/pkgconfig)
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs leanchan RESULT_VARIABLE rc
+                OUTPUT_VARIABLE pc_flags ERROR_VARIABLE pc_error OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config --cflags --libs leanchan failed: ${pc_error}")
+endif()
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+run(${CXX_COMPILER} -O2 ${consumers}/main.cc ${pc_flags} -o ${WORK_DIR}/pc_consumer)
+run(${WORK_DIR}/pc_consumer)
+message(STATUS "all three consumers built and ran")
