@@ -4,6 +4,9 @@
 #   scripts/test.sh          optimized build, all tests (incl. consumers)
 #   scripts/test.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer
 #   scripts/test.sh tsan     ThreadSanitizer
+#   scripts/test.sh portable the portable wait backend (condition variables
+#                            instead of Linux futexes), every test but the
+#                            explorer's (which replaces the backend anyway)
 #
 # Sanitizer runs shrink the stress rounds (LEANCHAN_STRESS_SCALE) to fit CI.
 # The schedule explorer (labels explore, explore-mutants) runs in the
@@ -20,7 +23,9 @@ case "$mode" in
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
   tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.1}"; skip=(-LE explore) ;;
-  *) echo "usage: $0 [release|asan|tsan]" >&2; exit 2 ;;
+  portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(-LE explore) ;;
+  *) echo "usage: $0 [release|asan|tsan|portable]" >&2; exit 2 ;;
 esac
 
 scripts/setup.sh

@@ -1,7 +1,10 @@
 #include "leanchan/ready_set.h"
 
-#include <sys/eventfd.h>
+#include <fcntl.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/eventfd.h>
+#endif
 
 #include <cerrno>
 #include <cstdint>
@@ -15,7 +18,10 @@ void ReadyEntry::fire(void* self) noexcept {
   if (!entry->queued_.exchange(true, std::memory_order_acq_rel)) entry->set_->push(entry);
 }
 
-ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+// Linux: one eventfd (a counter). Elsewhere: a non-blocking pipe, whose
+// read end is the fd the loop polls and whose write end signals.
+#if defined(__linux__)
+ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), signal_fd_(fd_) {
   if (fd_ < 0)
     throw std::system_error(errno, std::generic_category(), "leanchan::ReadySet: eventfd");
 }
@@ -23,6 +29,25 @@ ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
 ReadySet::~ReadySet() {
   ::close(fd_);
 }
+#else
+ReadySet::ReadySet() {
+  int ends[2];
+  if (::pipe(ends) != 0) {
+    throw std::system_error(errno, std::generic_category(), "leanchan::ReadySet: pipe");
+  }
+  for (int end : ends) {
+    ::fcntl(end, F_SETFL, ::fcntl(end, F_GETFL) | O_NONBLOCK);
+    ::fcntl(end, F_SETFD, FD_CLOEXEC);
+  }
+  fd_ = ends[0];
+  signal_fd_ = ends[1];
+}
+
+ReadySet::~ReadySet() {
+  ::close(fd_);
+  ::close(signal_fd_);
+}
+#endif
 
 void ReadySet::push(ReadyEntry* entry) noexcept {
   ReadyEntry* head = head_.load(std::memory_order_relaxed);
@@ -35,7 +60,7 @@ void ReadySet::push(ReadyEntry* entry) noexcept {
     // The queue was empty: make the fd readable. (A full eventfd counter
     // cannot happen: the loop reads it to zero on every drain.)
     const std::uint64_t one = 1;
-    [[maybe_unused]] const ssize_t written = ::write(fd_, &one, sizeof(one));
+    [[maybe_unused]] const ssize_t written = ::write(signal_fd_, &one, sizeof(one));
   }
 }
 
@@ -43,7 +68,12 @@ ReadyEntry* ReadySet::take_all() noexcept {
   // Read the counter first: a push after this read but before the exchange
   // is taken by the exchange; a push after the exchange writes again.
   std::uint64_t count = 0;
-  [[maybe_unused]] const ssize_t got = ::read(fd_, &count, sizeof(count));
+  // An eventfd reads to zero at once; a pipe may hold several signals.
+  while (::read(fd_, &count, sizeof(count)) == static_cast<ssize_t>(sizeof(count))) {
+#if defined(__linux__)
+    break;
+#endif
+  }
   ReadyEntry* newest = head_.exchange(nullptr, std::memory_order_acquire);
   ReadyEntry* oldest = nullptr;
   while (newest != nullptr) {  // reverse into arrival order

@@ -1,4 +1,5 @@
-// leanchan/ready_set.h: one eventfd for many channels, so a poll/epoll loop
+// leanchan/ready_set.h: one file descriptor (an eventfd on Linux, a pipe on
+// other POSIX systems) for many channels, so a poll/epoll/kqueue loop
 // serves thousands of receivers from one thread.
 //
 //   leanchan::ReadySet ready;                       // one eventfd
@@ -107,9 +108,10 @@ class ReadySet {
  private:
   friend class ReadyEntry;
   void push(ReadyEntry* entry) noexcept;
-  ReadyEntry* take_all() noexcept;  // oldest first; clears the eventfd
+  ReadyEntry* take_all() noexcept;  // oldest first; clears the fd
 
-  int fd_;
+  int fd_;         // polled by the loop
+  int signal_fd_;  // written by push (the same eventfd on Linux; a pipe's write end elsewhere)
   internal::Atomic<ReadyEntry*> head_{nullptr};  // newest first (a Treiber stack)
 };
 

@@ -1,9 +1,12 @@
-// leanchan/internal/futex.h: sleeping on a 32-bit atomic word (Linux futex).
+// leanchan/internal/futex.h: sleeping on a 32-bit atomic word.
 //
 // The channel's waits all follow one pattern: announce the wait, re-check the
 // condition, then sleep only while the word still holds the value that was
-// seen. The kernel compares the word and sleeps atomically, so a wake that
+// seen. The backend compares the word and sleeps atomically, so a wake that
 // changes the word between the re-check and the sleep is never lost.
+// Backends (CMake option LEANCHAN_WAIT_BACKEND): Linux futexes
+// (src/futex.cc, the default on Linux) or a portable parking table of
+// condition variables (src/wait_portable.cc, any C++20 system).
 // Nothing here allocates; a word nobody waits on costs nothing but itself.
 #ifndef LEANCHAN_INTERNAL_FUTEX_H_
 #define LEANCHAN_INTERNAL_FUTEX_H_
