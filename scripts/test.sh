@@ -4,6 +4,8 @@
 #   scripts/test.sh          optimized build, all tests (incl. consumers)
 #   scripts/test.sh asan     AddressSanitizer + UndefinedBehaviorSanitizer
 #   scripts/test.sh tsan     ThreadSanitizer
+#   scripts/test.sh clang    Clang instead of GCC (warnings as errors; the
+#                            channel also with -Wconversion, as with GCC)
 #   scripts/test.sh portable the portable wait backend (condition variables
 #                            instead of Linux futexes), every test but the
 #                            explorer's (which replaces the backend anyway)
@@ -23,9 +25,11 @@ case "$mode" in
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
   tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.1}"; skip=(-LE explore) ;;
+  clang) build=build-clang; flags=(-DCMAKE_CXX_COMPILER=clang++ -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
   portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(-LE explore) ;;
-  *) echo "usage: $0 [release|asan|tsan|portable]" >&2; exit 2 ;;
+  *) echo "usage: $0 [release|asan|tsan|clang|portable]" >&2; exit 2 ;;
 esac
 
 scripts/setup.sh

@@ -184,7 +184,10 @@ TEST(Notifier, NoWakeupIsLostWhileProducersRace) {
 TEST(Notifier, NoRoomNotificationIsLost) {
   const int total = std::max(100, static_cast<int>(20000 * leanchan::testing::stress_scale()));
   for (std::size_t capacity : {1u, 3u}) {
-    auto [tx, rx] = leanchan::channel<int, 2>(capacity);
+    auto tx_rx =
+        leanchan::channel<int, 2>(capacity);  // not bound: Clang 14 cannot capture a binding
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
     std::thread producer([&tx, total] {
       Counter counter;
       leanchan::Notifier notifier(&Counter::bump, &counter);

@@ -90,7 +90,9 @@ TEST_F(RaceTest, CloseWakesEveryBlockedSender) {
 // and see the end after exactly the messages sent.
 TEST_F(RaceTest, LastSenderDropWakesABlockedRecv) {
   for (int round = 0; round < rounds(500); ++round) {
-    auto [tx, rx] = leanchan::channel<Tracked, 4>(8);
+    auto tx_rx = leanchan::channel<Tracked, 4>(8);  // not bound: Clang 14 cannot capture a binding
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
     const int to_send = round % 5;
     std::thread receiver([&rx, to_send] {
       int received = 0;

@@ -35,7 +35,10 @@ template <std::size_t B>
 void two_senders(std::size_t capacity, int per_sender) {
   Counted::reset();
   {
-    auto [tx, rx] = leanchan::channel<Counted, B>(capacity);
+    auto tx_rx =
+        leanchan::channel<Counted, B>(capacity);  // not bound: Clang 14 cannot capture a binding
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
     const std::size_t b = std::min<std::size_t>(B, capacity);
     const std::size_t block_bytes = 16 + b * sizeof(Counted);
     const std::size_t bound = 64 + ((capacity + b - 1) / b + 1) * block_bytes;
@@ -94,7 +97,10 @@ TEST(Explore, CloseRacingABlockedSend) {
   run_scenario("close vs blocked send", 2, [] {
     Counted::reset();
     {
-      auto [tx, rx] = leanchan::channel<Counted, 1>(1);
+      auto tx_rx =
+          leanchan::channel<Counted, 1>(1);  // not bound: Clang 14 cannot capture a binding
+      auto& tx = tx_rx.first;
+      auto& rx = tx_rx.second;
       check(tx.try_send(Counted(0, 0)).ok(), "first send");
       bool sent = false;
       spawn([&tx, &sent] { sent = tx.send(Counted(0, 1)).ok(); });
@@ -278,7 +284,9 @@ TEST(Explore, CoroutineStartedOffTheExecutor) {
   run_scenario("async_send started off the executor", 2, [] {
     leanchan::explore_test::ExploreExecutor executor;
     leanchan::internal::Atomic<std::uint32_t> finished{0};
-    auto [tx, rx] = leanchan::channel<int, 1>(1);
+    auto tx_rx = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
     check(tx.try_send(1).ok(), "fill");
     spawn([&] { executor.run_until([&] { return finished.load() != 0; }); });
     spawn([&rx] {

@@ -50,7 +50,7 @@ class Semaphore {
   struct Waiter;
 
   FutexMutex mutex_;
-  bool poisoned_ = false;  // layout fidelity; a C++ mutex is never poisoned
+  [[maybe_unused]] bool poisoned_ = false;  // layout fidelity; a C++ mutex is never poisoned
   Waiter* head_ = nullptr;
   Waiter* tail_ = nullptr;
   bool closed_ = false;
