@@ -1,12 +1,35 @@
 #include "ratio_reporter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 namespace leanchan::bench {
 
+void RatioReporter::report_progress(const std::vector<Run>& runs) {
+  // Progress on stderr: which benchmark, how many are left (when the caller
+  // said how many there are, LEANCHAN_BENCH_TOTAL), and an estimate of the
+  // time left from the average so far.
+  if (runs.empty()) return;
+  ++done_;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const char* total_text = std::getenv("LEANCHAN_BENCH_TOTAL");
+  const long total = total_text != nullptr ? std::atol(total_text) : 0;
+  if (total > done_) {
+    const double left = elapsed / static_cast<double>(done_) * static_cast<double>(total - done_);
+    std::fprintf(stderr, "[%ld/%ld] %s (%.0f s elapsed, about %.0f s left)\n", done_, total,
+                 runs.front().benchmark_name().c_str(), elapsed, left);
+  } else {
+    std::fprintf(stderr, "[%ld] %s (%.0f s elapsed)\n", done_,
+                 runs.front().benchmark_name().c_str(), elapsed);
+  }
+}
+
 void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
+  report_progress(runs);
   for (const Run& run : runs) {
     if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
     const std::string name = run.benchmark_name();

@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,7 +28,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
     double items_per_second = 0;  // 0 when the suite measures time
     double real_time_ns = 0;
   };
+  void report_progress(const std::vector<Run>& runs);
+
   std::string baseline_;
+  long done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // suite -> workload -> design -> figure
   std::map<std::string, std::map<std::string, std::map<std::string, Figure>>> figures_;
   std::vector<std::string> designs_;

@@ -15,5 +15,10 @@ cmake --build build-bench -j "$(nproc)" --target leanchan_bench_throughput leanc
 
 min_time="${MIN_TIME:-0.2}"
 echo "# leanchan benchmarks: $(date -u +%Y-%m-%d), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(c++ --version | head -1), -O3 (Release)"
-build-bench/benchmarks/leanchan_bench_throughput --benchmark_min_time="$min_time" "$@"
-build-bench/benchmarks/leanchan_bench_creation --benchmark_min_time="$min_time" "$@"
+# Each suite reports its progress on stderr ([done/total] name, time left).
+for suite in throughput creation; do
+  binary=build-bench/benchmarks/leanchan_bench_$suite
+  total=$("$binary" --benchmark_list_tests "$@" | wc -l)
+  echo "compare.sh: $suite suite, $total benchmarks" >&2
+  LEANCHAN_BENCH_TOTAL=$total "$binary" --benchmark_min_time="$min_time" "$@"
+done

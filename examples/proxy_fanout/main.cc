@@ -5,6 +5,7 @@
 //
 // Exit codes: 0 when no event was lost or duplicated, 1 otherwise, 2 for a
 // bad flag value (1 for a flag Abseil itself rejects).
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -93,10 +94,20 @@ int main(int argc, char** argv) {
       "added/removed |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool all_ok = true;
+  // Progress on stderr: each row runs for --seconds plus setup and drain.
+  const std::size_t rows = counts.size() * (design == "both" ? 2 : 1);
+  std::size_t row = 0;
+  const auto started = std::chrono::steady_clock::now();
   for (std::size_t count : counts) {
     options.services = count;
     for (const char* name : {"leanchan", "tokio-style"}) {
       if (design != "both" && design != name) continue;
+      ++row;
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::fprintf(stderr, "[%zu/%zu] %s, %zu services (%.0f s elapsed, at least %.0f s left)\n",
+                   row, rows, name, count, elapsed,
+                   static_cast<double>(rows - row + 1) * options.seconds);
       const proxy::Report r = std::string(name) == "leanchan" ? proxy::run_leanchan(options)
                                                               : proxy::run_tokio_style(options);
       all_ok = all_ok && r.ok();
