@@ -400,7 +400,7 @@ bool ChannelState::is_finished() const noexcept {
   // sender could reserve, send and leave between the two loads.)
   // seq_cst: these loads are the receiver's re-check after announcing a wait
   // (step 11) and pair with remove_sender's and release_permits' RMWs.
-  if (senders_.load(std::memory_order_seq_cst) == 0) {
+  if (lifetime_.senders() == 0) {
     return used_of(permit_word_.load(std::memory_order_seq_cst)) == 0;
   }
   const std::uint32_t word = permit_word_.load(std::memory_order_seq_cst);

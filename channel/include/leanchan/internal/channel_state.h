@@ -17,8 +17,8 @@
 //                   to waiters) | [2] closed watchers wait | [1] senders
 //                   wait in the queue | [0] closed. Bits 1 and 2 change only
 //                   under the list lock.
-//   rx_event_       1 while the receiver sleeps or is about to (a sender that
-//                   sees 1 swaps in 0 and wakes it); 2..6 for its notifier
+//   signal_         the receiver's wait word and notifier state
+//                   (receiver_signal.h)
 //   rx_block_word_  the receiver, under the lock / list-lock holders
 //                   bits: [29..0] tag of the block the receiver reads, as of
 //                   its last finished block | [30] it may keep a spare |
@@ -27,8 +27,7 @@
 //                   sender that opens the very first block) / the receiver,
 //                   also without the lock
 //   waiters_        list-lock holders: the waiter queue (waiter_queue.h)
-//   senders_        strong senders + live permits; 0 means no more sends ever
-//   handles_        every handle holding a pointer here; the last one frees
+//   lifetime_       the sender and handle counts (lifetime.h)
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
@@ -38,6 +37,8 @@
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/internal/lifetime.h"
+#include "leanchan/internal/receiver_signal.h"
 #include "leanchan/internal/wait_node.h"
 #include "leanchan/internal/waiter_queue.h"
 
@@ -127,8 +128,9 @@ class ChannelState {
   // Step 5: under the list lock, finds (creating or recycling as needed) the
   // block numbered `block_number`. Terminates the process if allocation fails.
   BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Step 6: after publishing, wakes the receiver if it sleeps.
-  void notify_receiver() noexcept;
+  // Step 6: after publishing, wakes the receiver if it sleeps (or fires its
+  // notifier).
+  void notify_receiver() noexcept { signal_.notify(waiters_); }
 
   // ---- Receiving (steps 7-10); receiver thread only ------------------------
   // For the last handle only (no other thread left).
@@ -169,45 +171,42 @@ class ChannelState {
   bool watch_briefly(bool (*ready)(const void* context), const void* context) const noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
-  void announce_receiver_wait() noexcept;
+  void announce_receiver_wait() noexcept { signal_.announce_wait(); }
   // Sleeps until a sender wakes the receiver or `deadline`; false on timeout.
-  bool receiver_sleep(const Deadline* deadline) noexcept;
+  bool receiver_sleep(const Deadline* deadline) noexcept { return signal_.sleep(deadline); }
   // True if no receive notifier is armed or firing (so the receiver may
   // announce a sleep without disarming it, and is not running inside its
   // callback). relaxed: only the receiver's own arming leaves idle.
-  bool receive_notifier_idle() const noexcept {
-    return rx_event_.load(std::memory_order_relaxed) == kRxIdle;
-  }
+  bool receive_notifier_idle() const noexcept { return signal_.idle(); }
 
-  // ---- Readiness (docs/design.md "Readiness") ------------------------------
-  // rx_event_ values: 0 idle, 1 receiver sleeping, 2 notifier armed,
-  // 3 notifier firing, 4 firing while the receiver waits for it to end,
-  // 5 firing and asked to re-arm when done, 6 the same and a sender came
-  // meanwhile (the firer calls the callback again).
+  // ---- Readiness (docs/design.md "Readiness"; receiver_signal.h) ----------
   void attach_receive_node(WaitNode* node) noexcept;
   void detach_receive_node() noexcept;
   // Arms the receive node (step 12). The caller then re-checks that its
   // next position is not published and the channel has not ended, and
   // calls cancel_arming() if it finds something.
-  void arm_receive() noexcept;
+  void arm_receive() noexcept { signal_.arm(); }
   // Drops a pending arming (the receiver will look by itself).
-  void cancel_arming() noexcept;
+  void cancel_arming() noexcept { signal_.cancel_arming(); }
   // True if an armed notifier was cancelled before firing; false if it was
   // not armed or has fired (this waits until its callback has returned).
-  bool disarm_receive() noexcept;
+  bool disarm_receive() noexcept { return signal_.disarm(); }
 
   // ---- Lifetime -------------------------------------------------------------
   // Snapshots for Sender::strong_count / weak_count.
-  std::uint32_t sender_count() const noexcept { return senders_.load(std::memory_order_relaxed); }
-  std::uint32_t handle_count() const noexcept { return handles_.load(std::memory_order_relaxed); }
+  std::uint32_t sender_count() const noexcept { return lifetime_.sender_snapshot(); }
+  std::uint32_t handle_count() const noexcept { return lifetime_.handle_snapshot(); }
   bool receiver_gone() const noexcept {
     return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
   }
-  void add_sender() noexcept;
-  bool try_add_sender() noexcept;  // WeakSender::upgrade: fails once senders hit 0
-  void remove_sender() noexcept;   // the last one wakes the receiver
-  void add_handle() noexcept;
-  bool remove_handle() noexcept;  // true for the last handle: it must destroy
+  void add_sender() noexcept { lifetime_.add_sender(); }
+  bool try_add_sender() noexcept { return lifetime_.try_add_sender(); }
+  // The last one tells the receiver.
+  void remove_sender() noexcept {
+    if (lifetime_.remove_sender()) notify_receiver();
+  }
+  void add_handle() noexcept { lifetime_.add_handle(); }
+  bool remove_handle() noexcept { return lifetime_.remove_handle(); }  // true: destroy
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
   void free_all_blocks(const BlockLayout& layout) noexcept;
@@ -218,13 +217,6 @@ class ChannelState {
  private:
   static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
   static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
-  static constexpr std::uint32_t kRxIdle = 0;
-  static constexpr std::uint32_t kRxSleeping = 1;
-  static constexpr std::uint32_t kRxArmed = 2;
-  static constexpr std::uint32_t kRxFiring = 3;
-  static constexpr std::uint32_t kRxFiringAwaited = 4;
-  static constexpr std::uint32_t kRxFiringRearm = 5;       // re-arm when the firing ends
-  static constexpr std::uint32_t kRxFiringRearmEvent = 6;  // ... and a sender came: fire again
 
   void lock_list() const noexcept;
   void unlock_list() const noexcept;
@@ -241,7 +233,6 @@ class ChannelState {
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
-  void fire_receive_node() noexcept;
   std::size_t live_blocks_locked() const noexcept;
   std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
@@ -251,13 +242,12 @@ class ChannelState {
   mutable Atomic<std::uint32_t> list_word_{0};
   Atomic<std::uint32_t> permit_word_{0};
   // Receiver-side words.
-  Atomic<std::uint32_t> rx_event_{0};
+  ReceiverSignal signal_;
   Atomic<std::uint32_t> rx_block_word_{0};
   Atomic<BlockHeader*> head_{nullptr};
   WaiterQueue waiters_;
   // Lifetime.
-  Atomic<std::uint32_t> senders_{1};
-  Atomic<std::uint32_t> handles_{2};  // the first sender and the receiver
+  Lifetime lifetime_;
   const std::uint32_t capacity_;
 };
 
