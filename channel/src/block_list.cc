@@ -1,12 +1,14 @@
 // The block list: the list lock, the tail seqlock, opening blocks for
 // senders, retiring and recycling them for the receiver (docs/design.md
 // steps 4, 5, 8, 9 and 10, and "Recycling").
+#include "leanchan/internal/block_list.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 
 #include "leanchan/internal/atomic.h"
-#include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/futex.h"
 
 namespace leanchan::internal {
 namespace {
@@ -23,7 +25,7 @@ inline std::uint32_t tag_of_word(std::uint32_t word) noexcept {
 
 }  // namespace
 
-void ChannelState::lock_list() const noexcept {
+void BlockList::lock_list() const noexcept {
   // acquire on success: the holder sees everything the previous holder wrote.
   std::uint32_t word = list_word_.load(std::memory_order_relaxed);
   for (int spin = 0; spin < kLockSpins; ++spin) {
@@ -57,7 +59,7 @@ void ChannelState::lock_list() const noexcept {
   }
 }
 
-void ChannelState::unlock_list() const noexcept {
+void BlockList::unlock_list() const noexcept {
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   const std::uint32_t tag = tail == nullptr ? 0 : tail->number.load(std::memory_order_relaxed);
   // release: publishes the list (and the new tail tag) to the next holder and
@@ -66,7 +68,7 @@ void ChannelState::unlock_list() const noexcept {
   if ((old & kContended) != 0) futex_wake(list_word_, 1);
 }
 
-BlockHeader* ChannelState::tail_if_numbered(std::uint32_t tag) const noexcept {
+BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
   // Step 4, a seqlock read: the word before and after the pointer must agree
   // (unlocked, same tag). The tail only ever moves forward and every move
   // changes the tag, so agreement means the pointer is the block numbered
@@ -83,7 +85,7 @@ BlockHeader* ChannelState::tail_if_numbered(std::uint32_t tag) const noexcept {
   return tail;
 }
 
-BlockHeader* ChannelState::new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
+BlockHeader* BlockList::new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
   void* memory = nullptr;
   if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     memory = ::operator new(layout.bytes, std::align_val_t(layout.alignment), std::nothrow);
@@ -102,7 +104,7 @@ BlockHeader* ChannelState::new_block(const BlockLayout& layout, std::uint32_t ta
   return block;
 }
 
-void ChannelState::delete_block(BlockHeader* block, const BlockLayout& layout) noexcept {
+void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noexcept {
   block->~BlockHeader();
   if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     ::operator delete(block, layout.bytes, std::align_val_t(layout.alignment));
@@ -111,11 +113,11 @@ void ChannelState::delete_block(BlockHeader* block, const BlockLayout& layout) n
   }
 }
 
-std::size_t ChannelState::max_live_blocks(const BlockLayout& layout) const noexcept {
-  return (capacity_ + layout.slots - 1) / layout.slots + 1;  // ceil(C/B) + 1
+std::size_t BlockList::max_live_blocks(const BlockLayout& layout, std::uint32_t capacity) noexcept {
+  return (capacity + layout.slots - 1) / layout.slots + 1;  // ceil(C/b) + 1
 }
 
-std::size_t ChannelState::live_blocks_locked() const noexcept {
+std::size_t BlockList::live_blocks_locked() const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
@@ -125,8 +127,7 @@ std::size_t ChannelState::live_blocks_locked() const noexcept {
   return numbered + (tail->next != nullptr ? 1 : 0);
 }
 
-BlockHeader* ChannelState::open_block(std::uint64_t block_number,
-                                      const BlockLayout& layout) noexcept {
+BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
   // Step 5. While another thread holds the lock (usually a sender opening
   // this very block, or the receiver finishing one), wait briefly for it and
   // retry the lock-free read: queueing on the lock would put every sender of
@@ -185,7 +186,7 @@ BlockHeader* ChannelState::open_block(std::uint64_t block_number,
   return block;
 }
 
-void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
+void BlockList::retire_head_locked(const BlockLayout& layout, std::uint32_t capacity) noexcept {
   // Recycling: the fully consumed head leaves the list; it becomes the spare
   // behind the tail if there is none and the bound allows, else it is freed.
   BlockHeader* old = head_.load(std::memory_order_relaxed);
@@ -193,7 +194,7 @@ void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  if (tail->next == nullptr && live_blocks_locked() + 1 <= max_live_blocks(layout)) {
+  if (tail->next == nullptr && live_blocks_locked() + 1 <= max_live_blocks(layout, capacity)) {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     tail->next = old;
@@ -203,7 +204,7 @@ void ChannelState::retire_head_locked(const BlockLayout& layout) noexcept {
   }
 }
 
-void ChannelState::free_spare_locked(const BlockLayout& layout) noexcept {
+void BlockList::free_spare_locked(const BlockLayout& layout) noexcept {
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail != nullptr && tail->next != nullptr) {
     delete_block(tail->next, layout);
@@ -212,8 +213,8 @@ void ChannelState::free_spare_locked(const BlockLayout& layout) noexcept {
   rx_block_word_.fetch_and(~kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
 }
 
-BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
-                                        const BlockLayout& layout) noexcept {
+BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayout& layout,
+                                     std::uint32_t capacity) noexcept {
   // Step 8.
   lock_list();
   const std::uint32_t target = block_tag(block_number);
@@ -223,7 +224,7 @@ BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
         !tag_is_after(target, head->number.load(std::memory_order_relaxed))) {
       break;
     }
-    retire_head_locked(layout);  // behind the receiver's index: fully consumed
+    retire_head_locked(layout, capacity);  // behind the receiver's index: fully consumed
   }
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
@@ -231,8 +232,8 @@ BlockHeader* ChannelState::advance_head(std::uint64_t block_number,
   return block;
 }
 
-BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
-                                        const BlockLayout& layout) noexcept {
+BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayout& layout,
+                                     std::uint32_t capacity) noexcept {
   // Step 9. Publishing the index under the lock is what lets a sender reuse
   // this block in place (step 5c): the lock orders the receiver's moves out
   // of the block before the sender's writes into it.
@@ -246,7 +247,7 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
   BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
     if (head != tail_block_.load(std::memory_order_relaxed)) {
-      retire_head_locked(layout);
+      retire_head_locked(layout, capacity);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
       // and give the spare back (docs/design.md invariant 7: one block after a drain).
@@ -258,14 +259,14 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
   return after;
 }
 
-void ChannelState::release_spare_if_any(const BlockLayout& layout) noexcept {
+void BlockList::release_spare_if_any(const BlockLayout& layout) noexcept {
   // Step 10.
   lock_list();
   free_spare_locked(layout);
   unlock_list();
 }
 
-void ChannelState::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
+void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
   lock_list();
   // relaxed: only read as a snapshot (Sender::weak_count).
   rx_block_word_.fetch_or(kReceiverGone, std::memory_order_relaxed);
@@ -287,14 +288,14 @@ void ChannelState::forget_consumed(std::uint64_t index, const BlockLayout& layou
   unlock_list();
 }
 
-std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {
+std::size_t BlockList::live_blocks() const noexcept {
   lock_list();
   const std::size_t blocks = live_blocks_locked();
   unlock_list();
-  return sizeof(ChannelState) + blocks * layout.bytes;
+  return blocks;
 }
 
-void ChannelState::free_all_blocks(const BlockLayout& layout) noexcept {
+void BlockList::free_all_blocks(const BlockLayout& layout) noexcept {
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   while (block != nullptr) {
     BlockHeader* next = block->next;

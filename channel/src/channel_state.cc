@@ -50,4 +50,8 @@ void ChannelState::detach_receive_node() noexcept {
   unlock_list();
 }
 
+std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {
+  return sizeof(ChannelState) + blocks_.live_blocks() * layout.bytes;
+}
+
 }  // namespace leanchan::internal

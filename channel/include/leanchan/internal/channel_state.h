@@ -7,27 +7,18 @@
 // bytes: docs/memory.md). The algorithm is written down once, in
 // docs/design.md; "step N" below refers to its numbered steps.
 //
-// Field ownership (who writes / who reads):
-//   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
-//   tail_block_     list-lock holder / senders' seqlock read (step 4)
-//   list_word_      list-lock holder / senders' seqlock read
-//                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
-//   permit_word_    senders (acquire), receiver (release, close), waiters
-//                   bits: [31..3] slots in use (queued + reserved + granted
-//                   to waiters) | [2] closed watchers wait | [1] senders
-//                   wait in the queue | [0] closed. Bits 1 and 2 change only
-//                   under the list lock.
-//   signal_         the receiver's wait word and notifier state
-//                   (receiver_signal.h)
-//   rx_block_word_  the receiver, under the lock / list-lock holders
-//                   bits: [29..0] tag of the block the receiver reads, as of
-//                   its last finished block | [30] it may keep a spare |
-//                   [31] the receiver is gone
-//   head_           list-lock holders (the receiver retiring blocks; the
-//                   sender that opens the very first block) / the receiver,
-//                   also without the lock
-//   waiters_        list-lock holders: the waiter queue (waiter_queue.h)
-//   lifetime_       the sender and handle counts (lifetime.h)
+// Its parts (each with its own header, fields and invariants):
+//   blocks_      the claim counter, the block list and the list lock
+//                (block_list.h)
+//   permit_word_ the bound, read by every send and receive:
+//                bits [31..3] slots in use (queued + reserved + granted to
+//                waiters) | [2] closed watchers wait | [1] senders wait in
+//                the queue | [0] closed. Bits 1 and 2 change only under the
+//                list lock. Its protocol is in bound.cc.
+//   signal_      the receiver's wait word and notifier (receiver_signal.h)
+//   waiters_     the waiter queue (waiter_queue.h), under the list lock
+//   lifetime_    the sender and handle counts (lifetime.h)
+//   capacity_    constant
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
@@ -36,6 +27,7 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
+#include "leanchan/internal/block_list.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/lifetime.h"
 #include "leanchan/internal/receiver_signal.h"
@@ -114,57 +106,38 @@ class ChannelState {
   bool unwatch_closed(ClosedWatchNode* watch) noexcept;
   bool wait_closed(const Deadline* deadline) noexcept;
 
-  // ---- Claiming and publishing (steps 3-6) --------------------------------
-  std::uint64_t claim_position() noexcept {
-    // seq_cst: the RMW makes each index unique; seq_cst puts the claim in the
-    // single total order before this sender's load of rx_event (step 6), so
-    // a receiver that announced its wait (step 11) and then read
-    // tail_position either sees this claim or is seen by this sender.
-    return tail_position_.fetch_add(1, std::memory_order_seq_cst);
+  // ---- Claiming and publishing (steps 3-6; block_list.h) -------------------
+  std::uint64_t claim_position() noexcept { return blocks_.claim_position(); }
+  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept {
+    return blocks_.tail_if_numbered(tag);
   }
-  // Step 4: the tail block if it is numbered `tag`, read without the lock
-  // (seqlock); null if the lock is held, the tail differs, or none exists.
-  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
-  // Step 5: under the list lock, finds (creating or recycling as needed) the
-  // block numbered `block_number`. Terminates the process if allocation fails.
-  BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
+    return blocks_.open_block(block_number, layout);
+  }
   // Step 6: after publishing, wakes the receiver if it sleeps (or fires its
   // notifier).
   void notify_receiver() noexcept { signal_.notify(waiters_); }
 
   // ---- Receiving (steps 7-10); receiver thread only ------------------------
-  // For the last handle only (no other thread left).
-  BlockHeader* tail_block() const noexcept { return tail_block_.load(std::memory_order_relaxed); }
-  BlockHeader* head() const noexcept {
-    // acquire: pairs with the release store of the sender that installed the
-    // first block, so the receiver sees that block's header initialised.
-    return head_.load(std::memory_order_acquire);
-  }
   // The receiver's own index lives in the Receiver handle, so that taking a
   // message writes nothing to this shared cache line but the permit word.
   // The channel learns the receiver's progress once per block (step 9).
-  std::uint64_t tail_position() const noexcept {
-    // seq_cst: the receiver's "nothing claimed" check is part of the
-    // re-check after announcing a wait (step 11); see claim_position.
-    return tail_position_.load(std::memory_order_seq_cst);
+  BlockHeader* tail_block() const noexcept { return blocks_.tail_block(); }
+  BlockHeader* head() const noexcept { return blocks_.head(); }
+  std::uint64_t tail_position() const noexcept { return blocks_.tail_position(); }
+  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept {
+    return blocks_.advance_head(block_number, layout, capacity_);
   }
-  // Step 8: makes head_ the block numbered `block_number` if it exists,
-  // retiring fully consumed blocks before it; null if it is not there yet.
-  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Step 9: the receiver took the last slot of block `block_number`.
-  // Returns the head block afterwards (the receiver caches it).
-  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Step 10: the channel looked drained; give back the spare block, if kept.
-  void release_spare_if_any(const BlockLayout& layout) noexcept;
-  bool may_have_spare() const noexcept {
-    // relaxed: written only under the lock by this (the receiver's) thread.
-    return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;
+  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
+    return blocks_.finish_block(block_number, layout, capacity_);
   }
-  // The receiver goes: under the lock, clears the ready bits of the slots it
-  // consumed (positions before `index`), so that the last handle destroys
-  // exactly the messages still queued: those whose bit is set; and marks
-  // the receiver gone.
-  void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
+  void release_spare_if_any(const BlockLayout& layout) noexcept {
+    blocks_.release_spare_if_any(layout);
+  }
+  bool may_have_spare() const noexcept { return blocks_.may_have_spare(); }
+  void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
+    blocks_.forget_consumed(index, layout);
+  }
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
   // until ready(context) says the message may be there. True if so.
@@ -196,9 +169,7 @@ class ChannelState {
   // Snapshots for Sender::strong_count / weak_count.
   std::uint32_t sender_count() const noexcept { return lifetime_.sender_snapshot(); }
   std::uint32_t handle_count() const noexcept { return lifetime_.handle_snapshot(); }
-  bool receiver_gone() const noexcept {
-    return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
-  }
+  bool receiver_gone() const noexcept { return blocks_.receiver_gone(); }
   void add_sender() noexcept { lifetime_.add_sender(); }
   bool try_add_sender() noexcept { return lifetime_.try_add_sender(); }
   // The last one tells the receiver.
@@ -209,21 +180,14 @@ class ChannelState {
   bool remove_handle() noexcept { return lifetime_.remove_handle(); }  // true: destroy
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
-  void free_all_blocks(const BlockLayout& layout) noexcept;
+  void free_all_blocks(const BlockLayout& layout) noexcept { blocks_.free_all_blocks(layout); }
 
   // Bytes held now: this control block plus every live block (takes the lock).
   std::size_t memory_usage(const BlockLayout& layout) const noexcept;
 
  private:
-  static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
-  static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
-
-  void lock_list() const noexcept;
-  void unlock_list() const noexcept;
-  BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
-  static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
-  void retire_head_locked(const BlockLayout& layout) noexcept;
-  void free_spare_locked(const BlockLayout& layout) noexcept;
+  void lock_list() const noexcept { blocks_.lock_list(); }
+  void unlock_list() const noexcept { blocks_.unlock_list(); }
   PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline, void* value,
                                 ThreadWaitNode::PushFunction push) noexcept;
   // The bound's slow paths (bound.cc); "woken" lists are chained through
@@ -233,23 +197,33 @@ class ChannelState {
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
-  std::size_t live_blocks_locked() const noexcept;
-  std::size_t max_live_blocks(const BlockLayout& layout) const noexcept;
 
-  // Sender-side words.
-  Atomic<std::uint64_t> tail_position_{0};
-  Atomic<BlockHeader*> tail_block_{nullptr};
-  mutable Atomic<std::uint32_t> list_word_{0};
-  Atomic<std::uint32_t> permit_word_{0};
-  // Receiver-side words.
-  ReceiverSignal signal_;
-  Atomic<std::uint32_t> rx_block_word_{0};
-  Atomic<BlockHeader*> head_{nullptr};
-  WaiterQueue waiters_;
-  // Lifetime.
-  Lifetime lifetime_;
+  // The parts, each with its own header and invariants, laid out so that the
+  // words every message touches come first.
+  BlockList blocks_;                      // positions, blocks, the list lock
+  Atomic<std::uint32_t> permit_word_{0};  // the bound (see the file comment)
+  ReceiverSignal signal_;                 // the receiver's wait and notifier
+  WaiterQueue waiters_;                   // waiting senders and watchers
+  Lifetime lifetime_;                     // sender and handle counts
   const std::uint32_t capacity_;
+
+  friend struct ControlBlockLayout;
 };
+
+// The control block's layout: the size the memory figures promise, and the
+// offsets the hot paths rely on (the block list's words and the permit word
+// share the first cache line's first half).
+struct ControlBlockLayout {
+  static constexpr std::size_t kBlocks = offsetof(ChannelState, blocks_);
+  static constexpr std::size_t kPermitWord = offsetof(ChannelState, permit_word_);
+  static constexpr std::size_t kSignal = offsetof(ChannelState, signal_);
+  static constexpr std::size_t kWaiters = offsetof(ChannelState, waiters_);
+  static constexpr std::size_t kLifetime = offsetof(ChannelState, lifetime_);
+};
+static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kPermitWord == 32 &&
+                  ControlBlockLayout::kSignal == 36 && ControlBlockLayout::kWaiters == 40 &&
+                  ControlBlockLayout::kLifetime == 48,
+              "leanchan: the control block's parts moved (docs/design.md, 'Control block')");
 
 static_assert(sizeof(ChannelState) <= 64,
               "leanchan: the control block must fit in 64 bytes (docs/memory.md)");

@@ -1,0 +1,124 @@
+// leanchan/internal/block_list.h: the list of blocks messages live in, and
+// the claim counter that hands out their positions (docs/design.md steps
+// 3-5 and 7-10, "Recycling", "Memory reclamation while senders walk the
+// list"). Part of the 64-byte control block (channel_state.h).
+//
+// Fields (who writes / who reads):
+//   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
+//   tail_block_     list-lock holder / senders' seqlock read (step 4)
+//   list_word_      list-lock holder / senders' seqlock read
+//                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
+//   rx_block_word_  the receiver, under the lock / list-lock holders
+//                   bits: [29..0] tag of the block the receiver reads, as of
+//                   its last finished block | [30] it may keep a spare |
+//                   [31] the receiver is gone
+//   head_           list-lock holders (the receiver retiring blocks; the
+//                   sender that opens the very first block) / the receiver,
+//                   also without the lock
+//
+// Invariants (docs/design.md "Invariants" 2-7): the numbered blocks are
+// exactly head .. tail, consecutive; at most one spare follows the tail; a
+// block holding an unconsumed claimed position is neither freed, recycled
+// nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain.
+//
+// The list lock also guards the channel's waiter queue (bound.cc).
+#ifndef LEANCHAN_INTERNAL_BLOCK_LIST_H_
+#define LEANCHAN_INTERNAL_BLOCK_LIST_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "leanchan/internal/atomic.h"
+#include "leanchan/internal/block.h"
+
+namespace leanchan::internal {
+
+class BlockList {
+ public:
+  // ---- Senders (steps 3-5) ---------------------------------------------------
+  std::uint64_t claim_position() noexcept {
+    // seq_cst: the RMW makes each index unique; seq_cst puts the claim in the
+    // single total order before this sender's load of the receiver's signal
+    // (step 6), so a receiver that announced its wait (step 11) and then read
+    // tail_position either sees this claim or is seen by this sender.
+    return tail_position_.fetch_add(1, std::memory_order_seq_cst);
+  }
+  // Step 4: the tail block if it is numbered `tag`, read without the lock
+  // (seqlock); null if the lock is held, the tail differs, or none exists.
+  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
+  // Step 5: under the list lock, finds (creating or recycling as needed) the
+  // block numbered `block_number`. Terminates the process if allocation fails.
+  BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+
+  // ---- The receiver (steps 7-10) ----------------------------------------------
+  BlockHeader* head() const noexcept {
+    // acquire: pairs with the release store of the sender that installed the
+    // first block, so the receiver sees that block's header initialised.
+    return head_.load(std::memory_order_acquire);
+  }
+  std::uint64_t tail_position() const noexcept {
+    // seq_cst: the receiver's "nothing claimed" check is part of the
+    // re-check after announcing a wait (step 11); see claim_position.
+    return tail_position_.load(std::memory_order_seq_cst);
+  }
+  // Step 8: makes head_ the block numbered `block_number` if it exists,
+  // retiring fully consumed blocks before it; null if it is not there yet.
+  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout,
+                            std::uint32_t capacity) noexcept;
+  // Step 9: the receiver took the last slot of block `block_number`.
+  // Returns the head block afterwards (the receiver caches it).
+  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout,
+                            std::uint32_t capacity) noexcept;
+  // Step 10: the channel looked drained; give back the spare block, if kept.
+  void release_spare_if_any(const BlockLayout& layout) noexcept;
+  bool may_have_spare() const noexcept {
+    // relaxed: written only under the lock by this (the receiver's) thread.
+    return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;
+  }
+  // The receiver goes: under the lock, clears the ready bits of the slots it
+  // consumed (positions before `index`), so that the last handle destroys
+  // exactly the messages still queued: those whose bit is set; and marks
+  // the receiver gone.
+  void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
+  bool receiver_gone() const noexcept {
+    // relaxed: a snapshot (Sender::weak_count).
+    return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
+  }
+
+  // ---- The last handle, and memory_usage --------------------------------------
+  // For the last handle only (no other thread left).
+  BlockHeader* tail_block() const noexcept { return tail_block_.load(std::memory_order_relaxed); }
+  // Frees every block. Only the last handle calls it, after destroying the
+  // messages still queued.
+  void free_all_blocks(const BlockLayout& layout) noexcept;
+  // Blocks live now, spare included (takes the lock).
+  std::size_t live_blocks() const noexcept;
+
+  // The list lock: a futex lock in the low bits of list_word_, which also
+  // carries the tail's tag for the senders' seqlock read.
+  void lock_list() const noexcept;
+  void unlock_list() const noexcept;
+
+ private:
+  static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
+  static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
+
+  static BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
+  static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
+  static std::size_t max_live_blocks(const BlockLayout& layout, std::uint32_t capacity) noexcept;
+  void retire_head_locked(const BlockLayout& layout, std::uint32_t capacity) noexcept;
+  void free_spare_locked(const BlockLayout& layout) noexcept;
+  std::size_t live_blocks_locked() const noexcept;
+
+  Atomic<std::uint64_t> tail_position_{0};
+  Atomic<BlockHeader*> tail_block_{nullptr};
+  mutable Atomic<std::uint32_t> list_word_{0};
+  Atomic<std::uint32_t> rx_block_word_{0};
+  Atomic<BlockHeader*> head_{nullptr};
+};
+
+static_assert(sizeof(BlockList) == 32, "leanchan: the block list is four words and two halves");
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_BLOCK_LIST_H_
