@@ -466,8 +466,11 @@ Result explore(const std::function<void()>& scenario, const Options& options) {
 
 std::string Result::summary() const {
   std::ostringstream out;
-  out << schedules << " schedules (" << (complete ? "all" : "budget reached") << "), longest "
-      << max_decisions << " decisions, " << seconds << " s";
+  out << schedules << " schedules ("
+      << (!ok        ? "stopped at the first failure"
+          : complete ? "all"
+                     : "budget reached")
+      << "), longest " << max_decisions << " decisions, " << seconds << " s";
   if (!ok) out << "\nFAILED: " << failure << "\nreplay trace: " << trace;
   return out.str();
 }
