@@ -27,6 +27,7 @@ using leanchan::explore::spawn;
 using leanchan::explore_test::Counted;
 using leanchan::explore_test::Event;
 using leanchan::explore_test::run_scenario;
+using leanchan::explore_test::send_with_notifier;
 
 // Two senders (one blocking, one try_send-first) and the receiver, across
 // block boundaries: FIFO per sender, every message once, no deadlock, and
@@ -179,20 +180,10 @@ TEST(Explore, TwoSendNotifiersArmingWhileTheReceiverTakes) {
   run_scenario("2 send notifiers vs receiver", 2, [] {
     auto [tx, rx] = leanchan::channel<int, 1>(1);
     check(tx.try_send(0).ok(), "fill");
-    auto notify_send = [](leanchan::Sender<int, 1>& sender, int value) {
-      Event event;
-      leanchan::Notifier notifier(&Event::fire, &event);
-      for (;;) {
-        if (sender.try_send(value, notifier).ok()) return;
-        event.reset();
-        if (sender.notify_when_room(notifier)) continue;
-        event.wait();
-      }
-    };
     auto tx1 = tx;
     auto tx2 = tx;
-    spawn([&] { notify_send(tx1, 1); });
-    spawn([&] { notify_send(tx2, 2); });
+    spawn([&] { send_with_notifier(tx1, 1); });
+    spawn([&] { send_with_notifier(tx2, 2); });
     int sum = 0;
     for (int i = 0; i < 3; ++i) {
       auto value = rx.recv();
@@ -214,16 +205,7 @@ TEST(Explore, WokenSendWaiterCancelled) {
     leanchan::Notifier first(&Event::fire, &first_event);
     check(!tx.notify_when_room(first), "first queues");
     auto tx2 = tx;
-    spawn([&tx2] {
-      Event event;
-      leanchan::Notifier notifier(&Event::fire, &event);
-      for (;;) {
-        if (tx2.try_send(2, notifier).ok()) return;
-        event.reset();
-        if (tx2.notify_when_room(notifier)) continue;
-        event.wait();
-      }
-    });
+    spawn([&tx2] { send_with_notifier(tx2, 2); });
     check(rx.recv() == 0, "the first message");  // its slot goes to `first`
     tx.cancel_notify(first);                     // and on to the thread
     check(rx.recv() == 2, "the thread's message");

@@ -15,7 +15,6 @@ namespace {
 using leanchan::explore::check;
 using leanchan::explore::join_all;
 using leanchan::explore::spawn;
-using leanchan::explore_test::Event;
 using leanchan::explore_test::explore_with_env;
 
 void expect_caught(const char* name, const leanchan::explore::Result& result) {
@@ -34,16 +33,7 @@ TEST(ExploreMutant, NotifierAnnouncedOutsideTheCriticalSection) {
                       auto [tx, rx] = leanchan::channel<int, 1>(1);
                       check(tx.try_send(0).ok(), "fill");
                       auto tx2 = tx;
-                      spawn([&tx2] {
-                        Event event;
-                        leanchan::Notifier notifier(&Event::fire, &event);
-                        for (;;) {
-                          if (tx2.try_send(1, notifier).ok()) return;
-                          event.reset();
-                          if (tx2.notify_when_room(notifier)) continue;
-                          event.wait();
-                        }
-                      });
+                      spawn([&tx2] { leanchan::explore_test::send_with_notifier(tx2, 1); });
                       check(rx.recv() == 0, "first");
                       check(rx.recv() == 1, "second");
                       join_all();

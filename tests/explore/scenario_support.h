@@ -15,6 +15,7 @@
 #include <string>
 
 #include "explorer.h"
+#include "leanchan/channel.h"
 #include "leanchan/executor.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
@@ -55,6 +56,22 @@ struct Event {
   }
   internal::Atomic<std::uint32_t> fired{0};
 };
+
+// Sends `value` the event-loop way: try_send with a notifier (using a slot
+// handed to it), else queue the notifier and wait for it to fire.
+template <class T, std::size_t B>
+void send_with_notifier(Sender<T, B>& sender, T value) {
+  Event event;
+  Notifier notifier(&Event::fire, &event);
+  for (;;) {
+    auto result = sender.try_send(std::move(value), notifier);
+    if (result.ok()) return;
+    value = std::move(result).value();
+    event.reset();
+    if (sender.notify_when_room(notifier)) continue;
+    event.wait();
+  }
+}
 
 // An executor whose thread sleeps on the explored futex, so the explorer
 // sees it wait: schedule() queues and wakes; run_until(n) runs tasks until
