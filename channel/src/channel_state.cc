@@ -1,6 +1,8 @@
-// The receiver's wait and the reference counts of a channel (docs/design.md
-// steps 6, 11 and "Lifetime"). The block list lives in block_list.cc, the
-// bound and its waiter queue in bound.cc, readiness in readiness.cc.
+// What needs more than one part of the control block: the receiver's bounded
+// watching before it sleeps (step 11), attaching its notifier (the waiter
+// queue under the list lock, and the signal), and memory_usage. The parts
+// live in block_list.cc, bound.cc (the bound's protocol with the waiter
+// queue), receiver_signal.cc and waiter_queue.cc.
 #include "leanchan/internal/channel_state.h"
 
 #include <climits>

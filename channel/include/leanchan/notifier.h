@@ -11,7 +11,7 @@
 // A Notifier is a function pointer and its argument, plus the links the
 // channel needs: 40 bytes, never allocated by the channel. Arming and firing
 // allocate nothing and take no lock on the receive side; a send notifier is
-// linked into the channel's waiter list under its small lock.
+// queued in the channel's waiter queue under its small lock.
 //
 // Contract:
 // - One-shot: an armed notifier is called at most once, then must be armed
