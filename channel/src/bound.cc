@@ -104,24 +104,90 @@ std::uint32_t await_outcome(WaitNode& node, int first_rounds, int nudged_rounds,
 
 }  // namespace
 
-PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
+PermitOutcome Bound::try_acquire(std::uint32_t count, std::uint32_t capacity) noexcept {
+  std::uint32_t word = word_.load(std::memory_order_relaxed);
   for (;;) {
     if ((word & kClosedBit) != 0) return PermitOutcome::kClosed;
     // A waiting sender owns every slot that frees (FIFO hand-off).
-    if ((word & kSendersWaitBit) != 0 || used_of(word) + count > capacity_) {
+    if ((word & kSendersWaitBit) != 0 || used_of(word) + count > capacity) {
       return PermitOutcome::kFull;
     }
-    // acquire on success: reads the value written by the release_permits
-    // RMW that freed this slot (or a later RMW of its release sequence), so
-    // the receiver's block work before it (steps 9-10: progress published,
+    // acquire on success: reads the value written by the releasing RMW that
+    // freed this slot (or a later RMW of its release sequence), so the
+    // receiver's block work before it (steps 9-10: progress published,
     // spare kept or freed) happens before this holder opens a block (step
     // 5), which keeps the ceil(C/b)+1 bound in the C++ model.
-    if (permit_word_.compare_exchange_weak(word, word + count * kUsedUnit,
-                                           std::memory_order_acquire, std::memory_order_relaxed)) {
+    if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_acquire,
+                                    std::memory_order_relaxed)) {
       return PermitOutcome::kAcquired;
     }
   }
+}
+
+Bound::Queueing Bound::acquire_or_queue(std::uint32_t count, std::uint32_t capacity) noexcept {
+  // One CAS both checks the word and sets the waiting bit: a release either
+  // ran before it (and this CAS sees the freed slot) or after it (and sees
+  // the bit, so it takes the lock and hands the slot to the queue).
+  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((word & kClosedBit) != 0) return {PermitOutcome::kClosed, 0};
+    const std::uint32_t used = used_of(word);
+    if ((word & kSendersWaitBit) == 0 && used + count <= capacity) {
+      // acquire: as in try_acquire.
+      if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_acquire,
+                                      std::memory_order_relaxed)) {
+        return {PermitOutcome::kAcquired, count};
+      }
+      continue;
+    }
+    // First in line takes whatever is free now (the queue was empty, so
+    // nobody is owed it) and waits for the rest.
+    const std::uint32_t taken =
+        (word & kSendersWaitBit) == 0 && used < capacity ? capacity - used : 0;
+    // acquire: the slots taken now come from releases, as above.
+    if (word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit,
+                                    std::memory_order_acquire, std::memory_order_relaxed)) {
+      return {PermitOutcome::kFull, taken};
+    }
+  }
+}
+
+bool Bound::room_or_closed_else_mark_waiting(std::uint32_t capacity) noexcept {
+  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  for (;;) {
+    if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity)) {
+      return true;  // closed, or room now: look again
+    }
+    // relaxed: under the lock, which orders it with the linking.
+    if (word_.compare_exchange_weak(word, word | kSendersWaitBit, std::memory_order_relaxed)) {
+      return false;
+    }
+  }
+}
+
+bool Bound::closed_else_mark_watched() noexcept {
+  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  do {
+    if ((word & kClosedBit) != 0) return true;
+    // relaxed: under the lock, as room_or_closed_else_mark_waiting.
+  } while (!word_.compare_exchange_weak(word, word | kClosedWatchBit, std::memory_order_relaxed));
+  return false;
+}
+
+#if defined(LEANCHAN_EXPLORE)
+bool Bound::mutant_check_then_release(std::uint32_t count) noexcept {
+  if ((word_.load(std::memory_order_seq_cst) & kSendersWaitBit) != 0) return false;
+  word_.fetch_sub(count * kUsedUnit, std::memory_order_seq_cst);
+  return true;
+}
+
+void Bound::mutant_mark_waiting_after_unlock() noexcept {
+  word_.fetch_or(kSendersWaitBit, std::memory_order_seq_cst);
+}
+#endif
+
+PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
+  return bound_.try_acquire(count, capacity_);
 }
 
 PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
@@ -142,51 +208,29 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   for (int spin = 0; outcome == PermitOutcome::kFull && watch_rounds != 0 && spin < kPermitSpins;
        ++spin) {
     cpu_relax();
-    const std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
-    if ((word & kSendersWaitBit) != 0) break;  // others queue already: join them
-    if (used_of(word) + count <= capacity_ || (word & kClosedBit) != 0) {
+    const std::uint32_t word = bound_.peek();
+    if ((word & Bound::kSendersWaitBit) != 0) break;  // others queue already: join them
+    if (Bound::used_of(word) + count <= capacity_ || (word & Bound::kClosedBit) != 0) {
       outcome = try_acquire_permits(count);
     }
   }
   if (outcome != PermitOutcome::kFull) return outcome;
 
-  // Queue (step 2). Under the lock, one CAS both checks the word and sets
-  // the waiting bit: a release either ran before it (and this CAS sees the
-  // freed slot) or after it (and sees the bit, so it takes the lock and
-  // hands the slot to the queue). No second word, no Dekker.
+  // Queue (step 2). Under the lock, one CAS on the bound both checks for
+  // room and announces the waiter (Bound::acquire_or_queue). No second
+  // word, no Dekker.
   ThreadWaitNode waiter;
   waiter.node.kind = WaitNode::Kind::kSendThread;
   waiter.wanted = count;
   waiter.value = value;
   waiter.push = push;
   lock_list();
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
-  std::uint32_t taken = 0;
-  for (;;) {
-    if ((word & kClosedBit) != 0) {
-      unlock_list();
-      return PermitOutcome::kClosed;
-    }
-    const std::uint32_t used = used_of(word);
-    if ((word & kSendersWaitBit) == 0 && used + count <= capacity_) {
-      // acquire: as in try_acquire_permits.
-      if (permit_word_.compare_exchange_weak(word, word + count * kUsedUnit,
-                                             std::memory_order_acquire,
-                                             std::memory_order_relaxed)) {
-        unlock_list();
-        return PermitOutcome::kAcquired;
-      }
-      continue;
-    }
-    // First in line takes whatever is free now (the queue was empty, so
-    // nobody is owed it) and waits for the rest.
-    taken = (word & kSendersWaitBit) == 0 && used < capacity_ ? capacity_ - used : 0;
-    // acquire: the slots taken now come from releases, as above.
-    if (permit_word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit,
-                                           std::memory_order_acquire, std::memory_order_relaxed)) {
-      break;
-    }
+  const Bound::Queueing queueing = bound_.acquire_or_queue(count, capacity_);
+  if (queueing.outcome != PermitOutcome::kFull) {
+    unlock_list();
+    return queueing.outcome;
   }
+  const std::uint32_t taken = queueing.taken;
   waiter.needed = count - taken;
   waiter.node.state.store(WaitNode::kQueued, std::memory_order_relaxed);  // relaxed: under the lock
   waiters_.push_sender(&waiter.node);
@@ -230,24 +274,10 @@ void ChannelState::release_permits(std::uint32_t count) noexcept {
   if (explore::mutant() == 2) {
     // The explorer's self-test: check, then subtract, as two steps. A
     // waiter that queues in between is never handed the slot.
-    if ((permit_word_.load(std::memory_order_seq_cst) & kSendersWaitBit) == 0) {
-      permit_word_.fetch_sub(count * kUsedUnit, std::memory_order_seq_cst);
-      return;
-    }
+    if (bound_.mutant_check_then_release(count)) return;
   }
 #endif
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
-  while ((word & kSendersWaitBit) == 0) {
-    // seq_cst: release half: the receiver's block work before this release
-    // happens before the next holder's block work (see try_acquire_permits).
-    // seq_cst: a dropped permit then loads rx_event (notify_receiver), and
-    // the receiver stores rx_event before reading this word in is_finished
-    // (Dekker, step 11).
-    if (permit_word_.compare_exchange_weak(word, word - count * kUsedUnit,
-                                           std::memory_order_seq_cst, std::memory_order_relaxed)) {
-      return;
-    }
-  }
+  if (bound_.try_release(count)) return;
   // A sender waits: the slots are handed over under the lock, oldest first.
   lock_list();
   WaitNode* woken = nullptr;
@@ -261,11 +291,10 @@ WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noe
   // Hand `count` freed slots to the queue, oldest sender first; a sender
   // whose need is met leaves the queue with a grant. Once the channel is
   // closed nothing is handed over (close() wakes everyone without a grant).
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
   WaitNode** tail = &woken;
   while (*tail != nullptr) tail = &(*tail)->next;
   WaitNode* first_granted = nullptr;  // the nodes granted by this call
-  if ((word & kClosedBit) == 0) {
+  if (!bound_.is_closed()) {
     while (count > 0) {
       WaitNode* node = waiters_.first_sender();
       if (node == nullptr) break;
@@ -289,22 +318,16 @@ WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noe
   // grants made here are withdrawn (their slots go back to the count, their
   // nodes are woken without a grant), so no send succeeds after close().
   WaitNode* const head = waiters_.first_sender();
-  const std::uint32_t waiting = head != nullptr ? kSendersWaitBit : 0;
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
-  for (;;) {
-    if ((word & kClosedBit) != 0 && first_granted != nullptr) {
-      for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
-        count += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
-        mark_firing(node, 0);
-      }
-      first_granted = nullptr;
+  bound_.settle(count, head != nullptr, [&first_granted]() noexcept {
+    std::uint32_t withdrawn = 0;
+    for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
+      withdrawn += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
+      mark_firing(node, 0);
     }
-    const std::uint32_t next = ((word - count * kUsedUnit) & ~kSendersWaitBit) | waiting;
-    if (permit_word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
-                                           std::memory_order_relaxed)) {
-      break;
-    }
-  }
+    first_granted = nullptr;
+    return withdrawn;
+  });
   // The sender now first in line gets the next slot. If it is a thread that
   // fell asleep, wake it now (after the lock), so that it is watching when
   // that slot comes instead of paying its wake-up latency then: at small
@@ -365,8 +388,7 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
 }
 
 std::uint32_t ChannelState::free_slots() const noexcept {
-  const std::uint32_t used = used_of(permit_word_.load(std::memory_order_relaxed));
-  return used >= capacity_ ? 0 : capacity_ - used;
+  return bound_.free_slots(capacity_);
 }
 
 void ChannelState::close() noexcept {
@@ -374,8 +396,8 @@ void ChannelState::close() noexcept {
   // One RMW on the word both closes and reads the waiting bits: a waiter
   // queues only with a CAS that sees the word open, so either it queued
   // before (and its bit is seen here) or it sees the closed bit.
-  const std::uint32_t old = permit_word_.fetch_or(kClosedBit, std::memory_order_seq_cst);
-  if ((old & (kSendersWaitBit | kClosedWatchBit)) == 0) return;
+  const std::uint32_t old = bound_.close();
+  if ((old & (Bound::kSendersWaitBit | Bound::kClosedWatchBit)) == 0) return;
   lock_list();
   WaitNode* woken = waiters_.take_all_but_receive();
   std::uint32_t returned = 0;  // partial grants of threads that wanted several
@@ -385,11 +407,7 @@ void ChannelState::close() noexcept {
     }
     mark_firing(node, 0);
   }
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
-  while (!permit_word_.compare_exchange_weak(
-      word, (word - returned * kUsedUnit) & ~(kSendersWaitBit | kClosedWatchBit),
-      std::memory_order_seq_cst, std::memory_order_relaxed)) {
-  }
+  bound_.finish_close(returned);
   unlock_list();
   wake_all(woken);
 }
@@ -401,10 +419,10 @@ bool ChannelState::is_finished() const noexcept {
   // seq_cst: these loads are the receiver's re-check after announcing a wait
   // (step 11) and pair with remove_sender's and release_permits' RMWs.
   if (lifetime_.senders() == 0) {
-    return used_of(permit_word_.load(std::memory_order_seq_cst)) == 0;
+    return Bound::used_of(bound_.load_for_end_check()) == 0;
   }
-  const std::uint32_t word = permit_word_.load(std::memory_order_seq_cst);
-  return (word & kClosedBit) != 0 && used_of(word) == 0;
+  const std::uint32_t word = bound_.load_for_end_check();
+  return (word & Bound::kClosedBit) != 0 && Bound::used_of(word) == 0;
 }
 
 bool ChannelState::arm_send(WaitNode* node) noexcept {
@@ -415,33 +433,28 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   if (WaitNode::phase(state) == WaitNode::kQueued) return false;  // armed already
   node->kind = WaitNode::Kind::kSend;
   lock_list();
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
 #if defined(LEANCHAN_EXPLORE)
   if (explore::mutant() == 1) {
     // The explorer's self-test: link under the lock, announce after it (as
     // the first waiting layer counted armed notifiers outside the lock).
-    if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
+    const std::uint32_t word = bound_.peek();
+    if ((word & Bound::kClosedBit) != 0 ||
+        ((word & Bound::kSendersWaitBit) == 0 && Bound::used_of(word) < capacity_)) {
       unlock_list();
       return true;
     }
     node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
     waiters_.push_sender(node);
     unlock_list();
-    permit_word_.fetch_or(kSendersWaitBit, std::memory_order_seq_cst);
+    bound_.mutant_mark_waiting_after_unlock();
     return false;
   }
 #endif
-  for (;;) {
-    if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity_)) {
-      unlock_list();
-      return true;  // closed, or room now: look again
-    }
-    // Linking and the waiting bit change in one critical section, so a
-    // release never sees one without the other. relaxed: the lock orders.
-    if (permit_word_.compare_exchange_weak(word, word | kSendersWaitBit,
-                                           std::memory_order_relaxed)) {
-      break;
-    }
+  // Linking and the waiting bit change in one critical section, so a
+  // release never sees one without the other.
+  if (bound_.room_or_closed_else_mark_waiting(capacity_)) {
+    unlock_list();
+    return true;  // closed, or room now: look again
   }
   node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.push_sender(node);
@@ -487,15 +500,11 @@ bool ChannelState::watch_closed(ClosedWatchNode* watch) noexcept {
   await_firing(&watch->node);
   watch->node.kind = WaitNode::Kind::kClosedWatch;
   lock_list();
-  std::uint32_t word = permit_word_.load(std::memory_order_relaxed);
-  do {
-    if ((word & kClosedBit) != 0) {
-      unlock_list();
-      return true;
-    }
-    // As in arm_send: the bit and the link change together, under the lock.
-  } while (
-      !permit_word_.compare_exchange_weak(word, word | kClosedWatchBit, std::memory_order_relaxed));
+  // As in arm_send: the bit and the link change together, under the lock.
+  if (bound_.closed_else_mark_watched()) {
+    unlock_list();
+    return true;
+  }
   watch->node.state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.add_closed_watch(watch);
   unlock_list();
@@ -509,7 +518,7 @@ bool ChannelState::unwatch_closed(ClosedWatchNode* watch) noexcept {
     waiters_.remove_closed_watch(watch);
     watch->node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
     if (!waiters_.has_closed_watch()) {
-      permit_word_.fetch_and(~kClosedWatchBit, std::memory_order_relaxed);  // under the lock
+      bound_.clear_watched();
     }
     unlock_list();
     return true;

@@ -10,11 +10,8 @@
 // Its parts (each with its own header, fields and invariants):
 //   blocks_      the claim counter, the block list and the list lock
 //                (block_list.h)
-//   permit_word_ the bound, read by every send and receive:
-//                bits [31..3] slots in use (queued + reserved + granted to
-//                waiters) | [2] closed watchers wait | [1] senders wait in
-//                the queue | [0] closed. Bits 1 and 2 change only under the
-//                list lock. Its protocol is in bound.cc.
+//   bound_       the permit word every send and receive touches (bound.h);
+//                its protocol with the waiter queue is in bound.cc
 //   signal_      the receiver's wait word and notifier (receiver_signal.h)
 //   waiters_     the waiter queue (waiter_queue.h), under the list lock
 //   lifetime_    the sender and handle counts (lifetime.h)
@@ -28,6 +25,7 @@
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/block_list.h"
+#include "leanchan/internal/bound.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/lifetime.h"
 #include "leanchan/internal/receiver_signal.h"
@@ -36,19 +34,8 @@
 
 namespace leanchan::internal {
 
-// kSent: the waiting sender's value was already moved into the channel by
-// the thread that handed it the slot (send only; see ThreadWaitNode).
-enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent };
-
 class ChannelState {
  public:
-  // permit_word_ bits (see the file comment).
-  static constexpr std::uint32_t kClosedBit = 1;
-  static constexpr std::uint32_t kSendersWaitBit = 2;
-  static constexpr std::uint32_t kClosedWatchBit = 4;
-  static constexpr std::uint32_t kUsedUnit = 8;
-  static constexpr std::uint32_t used_of(std::uint32_t word) noexcept { return word / kUsedUnit; }
-
   explicit ChannelState(std::uint32_t capacity) noexcept : capacity_(capacity) {}
   ChannelState(const ChannelState&) = delete;
   ChannelState& operator=(const ChannelState&) = delete;
@@ -80,7 +67,7 @@ class ChannelState {
   std::uint32_t free_slots() const noexcept;
   bool is_closed() const noexcept {
     // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
-    return (permit_word_.load(std::memory_order_acquire) & kClosedBit) != 0;
+    return bound_.is_closed();
   }
   // Refuses every later reservation and wakes every waiting sender and
   // closed watcher (their partial grants go back to the free count).
@@ -200,11 +187,11 @@ class ChannelState {
 
   // The parts, each with its own header and invariants, laid out so that the
   // words every message touches come first.
-  BlockList blocks_;                      // positions, blocks, the list lock
-  Atomic<std::uint32_t> permit_word_{0};  // the bound (see the file comment)
-  ReceiverSignal signal_;                 // the receiver's wait and notifier
-  WaiterQueue waiters_;                   // waiting senders and watchers
-  Lifetime lifetime_;                     // sender and handle counts
+  BlockList blocks_;       // positions, blocks, the list lock
+  Bound bound_;            // the permit word (bound.h)
+  ReceiverSignal signal_;  // the receiver's wait and notifier
+  WaiterQueue waiters_;    // waiting senders and watchers
+  Lifetime lifetime_;      // sender and handle counts
   const std::uint32_t capacity_;
 
   friend struct ControlBlockLayout;
@@ -215,7 +202,7 @@ class ChannelState {
 // share the first cache line's first half).
 struct ControlBlockLayout {
   static constexpr std::size_t kBlocks = offsetof(ChannelState, blocks_);
-  static constexpr std::size_t kPermitWord = offsetof(ChannelState, permit_word_);
+  static constexpr std::size_t kPermitWord = offsetof(ChannelState, bound_);
   static constexpr std::size_t kSignal = offsetof(ChannelState, signal_);
   static constexpr std::size_t kWaiters = offsetof(ChannelState, waiters_);
   static constexpr std::size_t kLifetime = offsetof(ChannelState, lifetime_);
