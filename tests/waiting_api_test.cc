@@ -360,3 +360,43 @@ TEST(AsyncRecvMany, TakesWhatIsThereOnceSomethingArrives) {
 }
 
 }  // namespace
+
+namespace {
+
+// Deadlines saturate instead of overflowing (leanchan/internal/futex.h):
+// anything past the clock's range is "no deadline", anything already past
+// is now or earlier, whatever the duration type or clock.
+TEST(Deadlines, SaturateAtTheClocksRange) {
+  using leanchan::internal::Deadline;
+  using leanchan::internal::deadline_after;
+  using leanchan::internal::to_steady_deadline;
+  EXPECT_EQ(deadline_after(std::chrono::nanoseconds::max()), Deadline::max());
+  EXPECT_EQ(deadline_after(std::chrono::hours::max()), Deadline::max());
+  EXPECT_EQ(deadline_after(std::chrono::years(1000)), Deadline::max());
+  EXPECT_EQ(deadline_after(std::chrono::duration<double>(1e300)), Deadline::max());
+  const Deadline before = std::chrono::steady_clock::now();
+  const Deadline long_ago = deadline_after(std::chrono::hours::min());
+  EXPECT_LE(long_ago, std::chrono::steady_clock::now());
+  EXPECT_GE(deadline_after(std::chrono::seconds(0)), before);
+  const Deadline in_a_second = deadline_after(std::chrono::seconds(1));
+  EXPECT_GT(in_a_second, before + std::chrono::milliseconds(999));
+  EXPECT_EQ(to_steady_deadline(std::chrono::steady_clock::time_point::max()), Deadline::max());
+  EXPECT_EQ(to_steady_deadline(std::chrono::system_clock::time_point::max()), Deadline::max());
+  EXPECT_EQ(to_steady_deadline(
+                std::chrono::time_point<std::chrono::steady_clock, std::chrono::hours>::max()),
+            Deadline::max());
+  const Deadline system_min = to_steady_deadline(std::chrono::system_clock::time_point::min());
+  EXPECT_LE(system_min, std::chrono::steady_clock::now());
+}
+
+// closed_until with a deadline on another clock, and one far past its range.
+TEST(Closed, ClosedUntilTakesAnyClock) {
+  auto channel_pair = leanchan::channel<int>(2);
+  auto& tx = channel_pair.first;
+  EXPECT_FALSE(tx.closed_until(std::chrono::system_clock::now() + std::chrono::milliseconds(1)));
+  std::thread closer([&channel_pair] { channel_pair.second.close(); });
+  EXPECT_TRUE(tx.closed_until(std::chrono::system_clock::time_point::max()));
+  closer.join();
+}
+
+}  // namespace

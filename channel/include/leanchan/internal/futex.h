@@ -52,6 +52,7 @@ Deadline deadline_after(const std::chrono::duration<Rep, Period>& timeout) noexc
 template <class Clock, class Duration>
 Deadline to_steady_deadline(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
   using Nanoseconds = std::chrono::duration<long double, std::nano>;
+  if (deadline == std::chrono::time_point<Clock, Duration>::max()) return Deadline::max();
   const Nanoseconds at = std::chrono::duration_cast<Nanoseconds>(deadline.time_since_epoch());
   if constexpr (std::is_same_v<Clock, std::chrono::steady_clock>) {
     const Nanoseconds last =
