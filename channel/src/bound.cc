@@ -291,8 +291,8 @@ WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noe
   // Hand `count` freed slots to the queue, oldest sender first; a sender
   // whose need is met leaves the queue with a grant. Once the channel is
   // closed nothing is handed over (close() wakes everyone without a grant).
+  // Precondition: `woken` is empty; the nodes granted here are chained on it.
   WaitNode** tail = &woken;
-  while (*tail != nullptr) tail = &(*tail)->next;
   WaitNode* first_granted = nullptr;  // the nodes granted by this call
   if (!bound_.is_closed()) {
     while (count > 0) {

@@ -51,11 +51,10 @@ constexpr char kJoinMarker = 0;
 class Scheduler {
  public:
   // ---- driver side -----------------------------------------------------------
-  void begin(std::vector<std::size_t> prefix, int bound, long step_limit, int mutant) {
+  void begin(std::vector<std::size_t> prefix, long step_limit, int mutant) {
     std::lock_guard<std::mutex> lock(mutex_);
     prefix_ = std::move(prefix);
     decisions_.clear();
-    bound_ = bound;
     preemptions_ = 0;
     steps_ = 0;
     step_limit_ = step_limit;
@@ -243,31 +242,6 @@ class Scheduler {
     turn_.wait(lock, [&] { return my_turn_locked(me); });
   }
 
-  void decide_free_locked(std::unique_lock<std::mutex>& lock, Slot* me,
-                          const std::vector<int>& enabled) {
-    // Candidates: the other runnable threads (round robin after me), then me.
-    std::vector<int> candidates;
-    for (int id : enabled) {
-      if (id > me->id) candidates.push_back(id);
-    }
-    for (int id : enabled) {
-      if (id < me->id) candidates.push_back(id);
-    }
-    candidates.push_back(me->id);
-    if (candidates.size() == 1) return;
-    Decision decision;
-    decision.candidates = candidates;
-    decision.preemptions_before = preemptions_;
-    decision.current = me->id;
-    decision.current_enabled = false;  // every choice is free
-    const std::size_t index = decisions_.size();
-    decision.chosen = index < prefix_.size() ? prefix_[index] : 0;
-    if (decision.chosen >= candidates.size()) decision.chosen = 0;
-    decisions_.push_back(decision);
-    const int next = candidates[decision.chosen];
-    if (next != me->id) hand_over_locked(lock, me, next);
-  }
-
   void decide_locked(std::unique_lock<std::mutex>& lock, Slot* me, const std::vector<int>& enabled,
                      bool me_enabled) {
     const int next = choose_locked(me, enabled, me_enabled);
@@ -372,7 +346,6 @@ class Scheduler {
   long generation_ = 0;
   std::vector<std::size_t> prefix_;
   std::vector<Decision> decisions_;
-  int bound_ = 2;
   int preemptions_ = 0;
   long steps_ = 0;
   long step_limit_ = 200000;
@@ -426,7 +399,7 @@ Result explore(const std::function<void()>& scenario, const Options& options) {
       options.replay.empty() ? std::vector<std::size_t>{} : parse_trace(options.replay);
   Scheduler& sched = scheduler();
   for (;;) {
-    sched.begin(prefix, options.preemption_bound, options.step_limit, options.mutant);
+    sched.begin(prefix, options.step_limit, options.mutant);
     const bool finished = sched.run(scenario);
     ++result.schedules;
     const auto& decisions = sched.decisions();

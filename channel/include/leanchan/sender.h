@@ -110,16 +110,14 @@ class Sender {
   // those behind it wait their turn). `count` above max_capacity() fails at
   // once with kExceedsCapacity; 0 succeeds with an empty batch.
   PermitBatch<T, BlockSize> reserve_many(std::size_t count) noexcept {
-    if (count == 0 || count > max_capacity())
-      return make_batch(count, internal::PermitOutcome::kAcquired);
-    return make_batch(count, state()->acquire_permits(static_cast<std::uint32_t>(count), nullptr));
+    return make_batch(
+        count, [this](std::uint32_t slots) { return state()->acquire_permits(slots, nullptr); });
   }
   // As reserve_many, without waiting (kFull unless all are free now and
   // nobody waits).
   PermitBatch<T, BlockSize> try_reserve_many(std::size_t count) noexcept {
-    if (count == 0 || count > max_capacity())
-      return make_batch(count, internal::PermitOutcome::kAcquired);
-    return make_batch(count, state()->try_acquire_permits(static_cast<std::uint32_t>(count)));
+    return make_batch(count,
+                      [this](std::uint32_t slots) { return state()->try_acquire_permits(slots); });
   }
 
   // co_await tx.async_send(value, executor), async_reserve(executor),
@@ -240,16 +238,18 @@ class Sender {
     Ops::push(*state_, std::move(value));
     return SendResult<T>::success();
   }
-  PermitBatch<T, BlockSize> make_batch(std::size_t count,
-                                       internal::PermitOutcome outcome) noexcept {
+  // `acquire(n)` runs only for 1 <= count <= max_capacity().
+  template <class Acquire>
+  PermitBatch<T, BlockSize> make_batch(std::size_t count, Acquire acquire) noexcept {
     if (count > max_capacity()) return {nullptr, 0, SendStatus::kExceedsCapacity};
-    if (count == 0 || outcome != internal::PermitOutcome::kAcquired) {
-      return {nullptr, 0, to_status(outcome)};
-    }
+    if (count == 0) return {nullptr, 0, SendStatus::kOk};
+    const auto outcome = acquire(static_cast<std::uint32_t>(count));
+    if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, 0, to_status(outcome)};
     state_->add_sender();
     state_->add_handle();
     return {state_, count, SendStatus::kOk};
   }
+
   Permit<T, BlockSize> make_permit(internal::PermitOutcome outcome) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, to_status(outcome)};
     state_->add_sender();
