@@ -3,7 +3,7 @@
 # Runs apt-get as root (directly, or through sudo when not root).
 set -euo pipefail
 
-packages=(cmake g++ clang make pkg-config libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev)
+packages=(cmake g++ clang make pkg-config libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev libasio-dev)
 missing=()
 for package in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

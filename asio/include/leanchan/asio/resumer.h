@@ -1,0 +1,204 @@
+// leanchan/asio/resumer.h: the parts the Asio receiver and sender share:
+// which Asio (standalone or Boost), the hand-off between a channel notifier
+// and an operation's resumption, and a type-erased pending operation
+// allocated with its handler's allocator. Internal: include leanchan/asio.h.
+#ifndef LEANCHAN_ASIO_RESUMER_H_
+#define LEANCHAN_ASIO_RESUMER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#if defined(LEANCHAN_ASIO_USE_BOOST)
+#include <boost/asio.hpp>
+#include <boost/asio/experimental/channel_error.hpp>
+namespace leanchan::asio {
+namespace net = ::boost::asio;
+using error_code = ::boost::system::error_code;
+}  // namespace leanchan::asio
+#else
+#include <asio.hpp>
+#include <asio/experimental/channel_error.hpp>
+namespace leanchan::asio {
+namespace net = ::asio;
+using error_code = ::asio::error_code;
+}  // namespace leanchan::asio
+#endif
+
+// A test-only hook between arming the notifier and suspending: the window
+// in which a kick must not be lost. Empty unless a test defines it before
+// including leanchan/asio.h.
+#ifndef LEANCHAN_ASIO_TEST_AFTER_ARM
+#define LEANCHAN_ASIO_TEST_AFTER_ARM() ((void)0)
+#endif
+
+namespace leanchan::asio::internal {
+
+// One pending operation's resumption protocol. The channel's notifier
+// callback runs on some other thread (a sender, or the receiver for send
+// notifiers); it must not touch the channel, so it only "kicks": if the
+// operation's resumption has gone to sleep, the kicker posts it again.
+//
+//   kIdle --begin--> kActive --suspend--> kWaiting --kick--> kKicked (post)
+//                      |  ^                                    |
+//                      |  +-------------- begin ---------------+
+//                      +--kick--> kKicked: suspend fails, look again
+//
+// Invariant: at most one resumption is running or posted for an operation,
+// because only the kick that moves kWaiting -> kKicked posts one, and only a
+// running resumption sets kWaiting. A kick that finds kActive is never lost:
+// the running resumption's suspend() fails and it looks at the channel again.
+// Spurious kicks (a notifier may fire once more than asked) cost at most one
+// extra look.
+class Resumer {
+ public:
+  // The resumption starts (or restarts) looking at the channel.
+  // acq_rel: reads a kick's write, so what the kicker saw (a published
+  // message, a handed slot, a cancellation flag) happens before this look.
+  void begin() noexcept { state_.exchange(kActive, std::memory_order_acq_rel); }
+
+  // After arming the notifier: true if the resumption may end and wait for a
+  // kick; false if a kick came since begin() (the caller looks again).
+  // acq_rel on success publishes the caller's arming before a kicker's
+  // exchange reads kWaiting; on failure the exchange in begin() (called by
+  // the retry) acquires the kick.
+  bool suspend() noexcept {
+    std::uint8_t expected = kActive;
+    if (state_.compare_exchange_strong(expected, kWaiting, std::memory_order_acq_rel)) return true;
+    begin();
+    return false;
+  }
+
+  // From a notifier callback or a cancellation: true if the caller must
+  // post the resumption (it was waiting). acq_rel: the kicker's prior writes
+  // happen before the resumption's begin(); the resumption's arming happens
+  // before this kick's return.
+  bool kick() noexcept { return state_.exchange(kKicked, std::memory_order_acq_rel) == kWaiting; }
+
+  // The operation completed. release: pairs with a later begin().
+  void end() noexcept { state_.store(kIdle, std::memory_order_release); }
+
+ private:
+  enum : std::uint8_t { kIdle, kActive, kWaiting, kKicked };
+  std::atomic<std::uint8_t> state_{kIdle};
+};
+
+// A pending operation whose handler type is erased: allocated with the
+// handler's associated allocator, holding outstanding work on the I/O
+// executor and on the handler's executor while it waits. complete()
+// deallocates the operation before the handler runs (Asio's rule), then
+// dispatches it (or posts it, when completing inside the initiating call)
+// on the handler's associated executor. `Payload` travels with the
+// operation (a send's value), so an idle I/O object does not hold one.
+struct NoPayload {};
+
+template <class Payload, class... Args>
+class PendingOp {
+ public:
+  Payload& payload() noexcept { return payload_; }
+  void complete(bool post, Args... args) { complete_(this, post, std::move(args)...); }
+  void destroy() noexcept { destroy_(this); }  // without calling the handler
+
+ protected:
+  using CompleteFn = void (*)(PendingOp*, bool, Args...);
+  using DestroyFn = void (*)(PendingOp*) noexcept;
+  PendingOp(CompleteFn complete_fn, DestroyFn destroy_fn, Payload&& payload)
+      : complete_(complete_fn), destroy_(destroy_fn), payload_(std::move(payload)) {}
+  ~PendingOp() = default;
+
+ private:
+  CompleteFn complete_;
+  DestroyFn destroy_;
+  [[no_unique_address]] Payload payload_;
+};
+
+template <class IoExecutor, class Handler, class Payload, class... Args>
+class HandlerOp final : public PendingOp<Payload, Args...> {
+  using Base = PendingOp<Payload, Args...>;
+  using HandlerExecutor = net::associated_executor_t<Handler, IoExecutor>;
+  template <class E>
+  using Tracked = std::decay_t<decltype(net::prefer(std::declval<const E&>(),
+                                                    net::execution::outstanding_work.tracked))>;
+  using Alloc = typename std::allocator_traits<
+      net::associated_allocator_t<Handler>>::template rebind_alloc<HandlerOp>;
+
+ public:
+  // Allocates the operation with the handler's allocator. May throw what
+  // the allocator throws (then nothing is pending).
+  static HandlerOp* create(Handler&& handler, const IoExecutor& io, Payload&& payload) {
+    Alloc alloc(net::get_associated_allocator(handler));
+    HandlerOp* op = std::allocator_traits<Alloc>::allocate(alloc, 1);
+    try {
+      ::new (static_cast<void*>(op)) HandlerOp(std::move(handler), io, std::move(payload));
+    } catch (...) {
+      std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
+      throw;
+    }
+    return op;
+  }
+  Handler& handler() noexcept { return handler_; }
+
+ private:
+  HandlerOp(Handler&& handler, const IoExecutor& io, Payload&& payload)
+      : Base(&do_complete, &do_destroy, std::move(payload)),
+        io_work_(net::prefer(io, net::execution::outstanding_work.tracked)),
+        handler_work_(net::prefer(net::get_associated_executor(handler, io),
+                                  net::execution::outstanding_work.tracked)),
+        handler_(std::move(handler)) {}
+
+  // The slot's handler points at the I/O object: detached before the
+  // operation ends.
+  static void disconnect(HandlerOp* op) noexcept {
+    auto slot = net::get_associated_cancellation_slot(op->handler_);
+    if (slot.is_connected()) slot.clear();
+  }
+  static void free(HandlerOp* op) noexcept {
+    Alloc alloc(net::get_associated_allocator(op->handler_));
+    op->~HandlerOp();
+    std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
+  }
+  static void do_destroy(Base* base) noexcept {
+    auto* op = static_cast<HandlerOp*>(base);
+    disconnect(op);
+    free(op);
+  }
+  static void do_complete(Base* base, bool post, Args... args) {
+    auto* op = static_cast<HandlerOp*>(base);
+    disconnect(op);
+    Handler handler(std::move(op->handler_));
+    Tracked<HandlerExecutor> work(std::move(op->handler_work_));
+    free(op);
+    auto call = [handler = std::move(handler), ... args = std::move(args)]() mutable {
+      std::move(handler)(std::move(args)...);
+    };
+    if (post) {
+      net::post(work, std::move(call));
+    } else {
+      net::dispatch(work, std::move(call));
+    }
+  }
+
+  Tracked<IoExecutor> io_work_;
+  Tracked<HandlerExecutor> handler_work_;
+  Handler handler_;
+};
+
+// Connects an operation to its handler's cancellation slot, if it has one;
+// `on_cancel` runs for terminal, partial and total cancellation (for a
+// channel operation they mean the same: nothing has been taken yet).
+template <class Handler, class OnCancel>
+void connect_cancellation(Handler& handler, OnCancel on_cancel) {
+  auto slot = net::get_associated_cancellation_slot(handler);
+  if (!slot.is_connected()) return;
+  slot.assign([on_cancel](net::cancellation_type type) {
+    if ((type & (net::cancellation_type::terminal | net::cancellation_type::partial |
+                 net::cancellation_type::total)) != net::cancellation_type::none) {
+      on_cancel();
+    }
+  });
+}
+
+}  // namespace leanchan::asio::internal
+
+#endif  // LEANCHAN_ASIO_RESUMER_H_

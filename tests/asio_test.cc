@@ -1,0 +1,473 @@
+// leanchan::asio on real io_contexts: completion tokens (callbacks,
+// use_awaitable, deferred), end of stream, cancellation (slots and
+// cancel(), racing with sends), resumption on the handler's executor, work
+// tracking, the handler's allocator, and a multi-threaded stress with
+// exactly-once, per-producer FIFO delivery.
+// The window between arming and suspending, opened by a test hook (see
+// leanchan/asio/resumer.h): what runs there runs inside the operation.
+void leanchan_test_after_arm();
+#define LEANCHAN_ASIO_TEST_AFTER_ARM() ::leanchan_test_after_arm()
+
+#include "leanchan/asio.h"
+
+#include <asio.hpp>
+#include <asio/experimental/as_tuple.hpp>
+#include <asio/experimental/deferred.hpp>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "leanchan/channel.h"
+
+namespace {
+std::function<void()> after_arm;  // runs once, then clears itself
+}  // namespace
+
+void leanchan_test_after_arm() {
+  if (after_arm) std::exchange(after_arm, nullptr)();
+}
+
+namespace {
+
+using leanchan::asio::AsyncReceiver;
+using leanchan::asio::AsyncSender;
+
+// Runs `io` on `threads` threads until it runs out of work.
+void run_on_threads(asio::io_context& io, int threads) {
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back([&io] { io.run(); });
+  for (auto& t : pool) t.join();
+}
+
+TEST(AsioReceiver, ReadyMessageCompletesOutsideTheInitiatingCall) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  ASSERT_TRUE(tx.try_send(7).ok());
+  std::optional<int> got;
+  bool called = false;
+  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+    EXPECT_FALSE(ec);
+    got = value;
+    called = true;
+  });
+  EXPECT_FALSE(called);  // never inside async_recv
+  io.run();
+  EXPECT_TRUE(called);
+  EXPECT_EQ(got, 7);
+}
+
+TEST(AsioReceiver, PendingReceiveKeepsRunBusyUntilAMessageArrives) {
+  // Without outstanding work on the executor, run() would return at once
+  // and the handler would never run.
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::atomic<int> got{0};
+  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+    EXPECT_FALSE(ec);
+    got = value.value_or(-1);
+  });
+  std::thread runner([&io] { io.run(); });
+  ASSERT_TRUE(tx.send(42).ok());
+  runner.join();  // returns only after the handler ran
+  EXPECT_EQ(got.load(), 42);
+}
+
+TEST(AsioResumer, AKickWhileActiveMakesSuspendFail) {
+  leanchan::asio::internal::Resumer resumer;
+  resumer.begin();
+  EXPECT_FALSE(resumer.kick());     // active: the resumption will look again
+  EXPECT_FALSE(resumer.suspend());  // ... because suspend fails
+  EXPECT_TRUE(resumer.suspend());   // no kick since: waits
+  EXPECT_TRUE(resumer.kick());      // the kicker posts the resumption
+  EXPECT_FALSE(resumer.kick());     // one post only
+  resumer.begin();
+  resumer.end();
+  EXPECT_FALSE(resumer.kick());  // no operation: nothing to post
+}
+
+TEST(AsioReceiver, MessageInTheArmToSuspendWindowIsNotLost) {
+  // The message arrives after the notifier is armed and before the
+  // operation suspends: its callback's kick finds the operation active.
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  after_arm = [&tx] { ASSERT_TRUE(tx.try_send(11).ok()); };
+  std::optional<int> got;
+  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+    EXPECT_FALSE(ec);
+    got = value;
+  });
+  EXPECT_FALSE(after_arm);  // the window was reached
+  io.poll();                // runs what is ready, never blocks
+  EXPECT_EQ(got, 11);
+}
+
+TEST(AsioSender, SlotInTheQueueToSuspendWindowIsNotLost) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_rx = tx_rx.second;
+  AsyncSender<int> tx(io.get_executor(), tx_rx.first);
+  ASSERT_TRUE(tx_rx.first.try_send(0).ok());
+  after_arm = [&raw_rx] { ASSERT_EQ(raw_rx.try_recv().value(), 0); };  // hands the slot over
+  bool sent = false;
+  tx.async_send(1, [&](asio::error_code ec) {
+    EXPECT_FALSE(ec);
+    sent = true;
+  });
+  EXPECT_FALSE(after_arm);
+  io.poll();
+  EXPECT_TRUE(sent);
+  EXPECT_EQ(raw_rx.try_recv().value(), 1);
+}
+
+TEST(AsioReceiver, EndOfChannelIsNulloptWithoutError) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  ASSERT_TRUE(tx_rx.first.try_send(1).ok());
+  std::vector<std::optional<int>> results;
+  std::function<void()> next = [&] {
+    rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+      EXPECT_FALSE(ec);
+      results.push_back(value);
+      if (value) next();
+    });
+  };
+  next();
+  std::thread dropper([sender = std::move(tx_rx.first)]() mutable {
+    leanchan::Sender<int> gone = std::move(sender);
+  });
+  io.run();
+  dropper.join();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0], 1);
+  EXPECT_EQ(results[1], std::nullopt);
+}
+
+TEST(AsioReceiver, CoroutinesWithUseAwaitableOnSeveralThreads) {
+  constexpr int kProducers = 3;
+  constexpr std::uint32_t kPerProducer = 20000;
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<std::uint64_t>(2);
+  AsyncReceiver<std::uint64_t> rx(io.get_executor(), std::move(tx_rx.second));
+  std::vector<std::uint32_t> next(kProducers, 0);
+  std::uint64_t received = 0;
+  bool in_order = true;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (std::optional<std::uint64_t> v = co_await rx.async_recv(asio::use_awaitable)) {
+          const auto producer = static_cast<std::size_t>(*v >> 32);
+          const auto sequence = static_cast<std::uint32_t>(*v);
+          if (next[producer] != sequence) in_order = false;
+          next[producer] = sequence + 1;
+          ++received;
+        }
+      },
+      asio::detached);
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([tx = tx_rx.first, p]() mutable {
+      for (std::uint32_t i = 0; i < kPerProducer; ++i) {
+        ASSERT_TRUE(tx.send((std::uint64_t{static_cast<std::uint32_t>(p)} << 32) | i).ok());
+      }
+    });
+  }
+  { leanchan::Sender<std::uint64_t> gone = std::move(tx_rx.first); }
+  run_on_threads(io, 4);
+  for (auto& t : producers) t.join();
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(received, std::uint64_t{kProducers} * kPerProducer);
+  for (int p = 0; p < kProducers; ++p) EXPECT_EQ(next[static_cast<std::size_t>(p)], kPerProducer);
+}
+
+TEST(AsioReceiver, DeferredOperationStartsWhenInvoked) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  auto op = rx.async_recv(asio::experimental::deferred);
+  ASSERT_TRUE(tx_rx.first.try_send(5).ok());
+  std::optional<int> got;
+  std::move(op)([&](asio::error_code ec, std::optional<int> value) {
+    EXPECT_FALSE(ec);
+    got = value;
+  });
+  io.run();
+  EXPECT_EQ(got, 5);
+}
+
+TEST(AsioReceiver, CancellationSlotAbortsAndLosesNothing) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  asio::cancellation_signal signal;
+  asio::error_code first_ec;
+  std::optional<int> first_value = -1;
+  rx.async_recv(asio::bind_cancellation_slot(signal.slot(),
+                                             [&](asio::error_code ec, std::optional<int> value) {
+                                               first_ec = ec;
+                                               first_value = value;
+                                             }));
+  io.poll();  // nothing there: pending
+  signal.emit(asio::cancellation_type::terminal);
+  io.run();
+  EXPECT_EQ(first_ec, asio::error::operation_aborted);
+  EXPECT_EQ(first_value, std::nullopt);
+  // The channel and the object stay usable: the next message arrives.
+  io.restart();
+  ASSERT_TRUE(tx.try_send(9).ok());
+  std::optional<int> second;
+  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+    EXPECT_FALSE(ec);
+    second = value;
+  });
+  io.run();
+  EXPECT_EQ(second, 9);
+}
+
+TEST(AsioReceiver, CancelRacingWithSendsDeliversEveryMessageOnce) {
+  // Each round: a pending receive, one send and one cancel() from two other
+  // threads at once. The receive either takes the message or is aborted;
+  // an aborted round's message is taken by the next receive.
+  constexpr int kRounds = 3000;
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::thread runner([&io] { io.run(); });
+  auto tx_rx = leanchan::channel<int>(kRounds + 1);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::vector<int> received;
+  int aborted = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    std::promise<void> done;
+    asio::post(io, [&] {
+      rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+        if (ec == asio::error::operation_aborted) {
+          EXPECT_FALSE(value.has_value());
+          ++aborted;
+        } else {
+          EXPECT_FALSE(ec);
+          ASSERT_TRUE(value.has_value());
+          received.push_back(*value);
+        }
+        done.set_value();
+      });
+    });
+    std::thread sender([&tx, round] { ASSERT_TRUE(tx.try_send(round).ok()); });
+    rx.cancel();
+    sender.join();
+    done.get_future().wait();
+  }
+  // Drain what aborted rounds left behind.
+  for (;;) {
+    auto r = rx.receiver().try_recv();
+    if (!r.ok()) break;
+    received.push_back(std::move(r).value());
+  }
+  work.reset();
+  runner.join();
+  ASSERT_EQ(received.size(), static_cast<std::size_t>(kRounds));
+  for (int i = 0; i < kRounds; ++i) EXPECT_EQ(received[static_cast<std::size_t>(i)], i);
+  RecordProperty("aborted_rounds", aborted);
+}
+
+TEST(AsioReceiver, HandlerRunsOnItsAssociatedExecutor) {
+  asio::io_context io;     // the object's executor
+  asio::io_context other;  // the handler's
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  auto strand = asio::make_strand(other);
+  std::thread::id handler_thread;
+  bool in_strand = false;
+  rx.async_recv(asio::bind_executor(strand, [&](asio::error_code, std::optional<int>) {
+    handler_thread = std::this_thread::get_id();
+    in_strand = strand.running_in_this_thread();
+  }));
+  std::thread other_runner([&other] { other.run(); });  // held by the pending op's work
+  const std::thread::id other_id = other_runner.get_id();
+  ASSERT_TRUE(tx_rx.first.send(1).ok());
+  io.run();
+  other_runner.join();
+  EXPECT_TRUE(in_strand);
+  EXPECT_EQ(handler_thread, other_id);
+}
+
+// Counts allocations made through it: the pending operation must use the
+// handler's associated allocator.
+template <class T>
+struct CountingAllocator {
+  using value_type = T;
+  std::atomic<int>* count;
+  explicit CountingAllocator(std::atomic<int>* c) noexcept : count(c) {}
+  template <class U>
+  CountingAllocator(const CountingAllocator<U>& other) noexcept : count(other.count) {}
+  T* allocate(std::size_t n) {
+    ++*count;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept { std::allocator<T>().deallocate(p, n); }
+  template <class U>
+  bool operator==(const CountingAllocator<U>& other) const noexcept {
+    return count == other.count;
+  }
+};
+
+TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::atomic<int> allocations{0};
+  std::optional<int> got;
+  rx.async_recv(asio::bind_allocator(CountingAllocator<void>(&allocations),
+                                     [&](asio::error_code, std::optional<int> v) { got = v; }));
+  ASSERT_TRUE(tx_rx.first.try_send(3).ok());
+  io.run();
+  EXPECT_EQ(got, 3);
+  EXPECT_EQ(allocations.load(), 1);
+}
+
+TEST(AsioReceiver, DestroyedAfterTheContextStoppedDestroysThePendingHandler) {
+  auto io = std::make_unique<asio::io_context>();
+  auto tx_rx = leanchan::channel<int>(4);
+  auto token = std::make_shared<int>(0);
+  bool called = false;
+  {
+    AsyncReceiver<int> rx(io->get_executor(), std::move(tx_rx.second));
+    rx.async_recv([&called, token](asio::error_code, std::optional<int>) { called = true; });
+    EXPECT_EQ(token.use_count(), 2);
+    io->stop();
+  }
+  EXPECT_EQ(token.use_count(), 1);  // the handler went with the object
+  io.reset();
+  EXPECT_FALSE(called);
+}
+
+TEST(AsioSender, WaitsForRoomAndCompletesInFifoOrder) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_rx = tx_rx.second;
+  AsyncSender<int> first(io.get_executor(), tx_rx.first);
+  AsyncSender<int> second(io.get_executor(), tx_rx.first);
+  ASSERT_TRUE(tx_rx.first.try_send(0).ok());  // full
+  std::vector<int> completed;
+  first.async_send(1, [&](asio::error_code ec) {
+    EXPECT_FALSE(ec);
+    completed.push_back(1);
+  });
+  io.poll();
+  second.async_send(2, [&](asio::error_code ec) {
+    EXPECT_FALSE(ec);
+    completed.push_back(2);
+  });
+  io.poll();
+  EXPECT_TRUE(completed.empty());
+  std::vector<int> taken;
+  for (int i = 0; i < 3; ++i) {
+    auto r = raw_rx.recv();  // frees a slot: handed to the longest waiter
+    ASSERT_TRUE(r.has_value());
+    taken.push_back(*r);
+    io.poll();
+  }
+  EXPECT_EQ(taken, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(completed, (std::vector<int>{1, 2}));
+}
+
+TEST(AsioSender, CancelledSendPassesItsPlaceOn) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_rx = tx_rx.second;
+  AsyncSender<int> first(io.get_executor(), tx_rx.first);
+  AsyncSender<int> second(io.get_executor(), tx_rx.first);
+  ASSERT_TRUE(tx_rx.first.try_send(0).ok());
+  asio::cancellation_signal signal;
+  asio::error_code first_ec, second_ec = asio::error::would_block;
+  first.async_send(
+      1, asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code ec) { first_ec = ec; }));
+  second.async_send(2, [&](asio::error_code ec) { second_ec = ec; });
+  io.poll();
+  signal.emit(asio::cancellation_type::terminal);
+  io.poll();
+  EXPECT_EQ(first_ec, asio::error::operation_aborted);
+  EXPECT_EQ(raw_rx.recv(), 0);
+  io.poll();
+  EXPECT_FALSE(second_ec);
+  EXPECT_EQ(raw_rx.recv(), 2);
+  EXPECT_EQ(raw_rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+}
+
+TEST(AsioSender, ClosedChannelCompletesWithChannelClosed) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  AsyncSender<int> tx(io.get_executor(), tx_rx.first);
+  ASSERT_TRUE(tx_rx.first.try_send(0).ok());
+  asio::error_code ec;
+  tx.async_send(1, [&](asio::error_code e) { ec = e; });
+  io.poll();
+  std::thread closer([&raw_rx = tx_rx.second] { raw_rx.close(); });
+  closer.join();
+  io.run();
+  EXPECT_EQ(ec, asio::experimental::error::channel_closed);
+}
+
+TEST(AsioSender, CoroutineProducersAndConsumerOnFourThreads) {
+  // Capacity 1: nearly every send waits; four io threads resume them.
+  constexpr int kProducers = 4;
+  constexpr std::uint32_t kPerProducer = 5000;
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<std::uint64_t, 1>(1);
+  AsyncReceiver<std::uint64_t, 1> rx(io.get_executor(), std::move(tx_rx.second));
+  std::vector<std::unique_ptr<AsyncSender<std::uint64_t, 1>>> senders;
+  for (int p = 0; p < kProducers; ++p) {
+    senders.push_back(
+        std::make_unique<AsyncSender<std::uint64_t, 1>>(asio::make_strand(io), tx_rx.first));
+  }
+  { leanchan::Sender<std::uint64_t, 1> gone = std::move(tx_rx.first); }
+  std::vector<std::uint32_t> next(kProducers, 0);
+  std::uint64_t received = 0;
+  bool in_order = true;
+  std::atomic<int> send_errors{0};
+  for (int p = 0; p < kProducers; ++p) {
+    asio::co_spawn(
+        io,
+        [&, p]() -> asio::awaitable<void> {
+          auto& tx = *senders[static_cast<std::size_t>(p)];
+          for (std::uint32_t i = 0; i < kPerProducer; ++i) {
+            auto [ec] =
+                co_await tx.async_send((std::uint64_t{static_cast<std::uint32_t>(p)} << 32) | i,
+                                       asio::experimental::as_tuple(asio::use_awaitable));
+            if (ec) ++send_errors;
+          }
+          senders[static_cast<std::size_t>(p)].reset();  // the last one ends the channel
+        },
+        asio::detached);
+  }
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        while (auto v = co_await rx.async_recv(asio::use_awaitable)) {
+          const auto producer = static_cast<std::size_t>(*v >> 32);
+          if (next[producer] != static_cast<std::uint32_t>(*v)) in_order = false;
+          next[producer] = static_cast<std::uint32_t>(*v) + 1;
+          ++received;
+        }
+      },
+      asio::detached);
+  run_on_threads(io, 4);
+  EXPECT_EQ(send_errors.load(), 0);
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(received, std::uint64_t{kProducers} * kPerProducer);
+}
+
+}  // namespace
