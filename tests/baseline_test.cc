@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,14 +83,16 @@ TEST(Baseline, ErrorPathsHandTheValueBack) {
   EXPECT_THROW((void)tokio_style::channel<int>(0), std::invalid_argument);
 }
 
-TEST(Baseline, ManyProducersDeliverEveryMessageOnceInOrder) {
+class BaselineWaiting : public ::testing::TestWithParam<tokio_style::Waiting> {};
+
+TEST_P(BaselineWaiting, ManyProducersDeliverEveryMessageOnceInOrder) {
   Tracked::reset();
   for (std::size_t capacity : {1u, 3u, 64u}) {
     for (int producers : {1, 4, 8}) {
       SCOPED_TRACE(::testing::Message() << "capacity=" << capacity << " producers=" << producers);
       const auto per_producer = static_cast<std::uint64_t>(
           std::max(1.0, 10000.0 / producers * leanchan::testing::stress_scale()));
-      auto [tx, rx] = tokio_style::channel<Tracked>(capacity);
+      auto [tx, rx] = tokio_style::channel<Tracked>(capacity, GetParam());
       std::vector<std::thread> threads;
       for (int p = 0; p < producers; ++p) {
         threads.emplace_back([tx = tx, p, per_producer]() mutable {
@@ -114,6 +118,37 @@ TEST(Baseline, ManyProducersDeliverEveryMessageOnceInOrder) {
   }
   EXPECT_EQ(Tracked::live(), 0);
 }
+
+TEST_P(BaselineWaiting, SleepingSenderAndReceiverAreWokenAndTimeOut) {
+  // A sender blocked on a full channel past any watching sleeps, and is
+  // woken by the receive that frees a slot; a receiver likewise. The
+  // deadlines bound a lost wake-up: with one, the test fails on kTimedOut
+  // instead of hanging.
+  auto [tx, rx] = tokio_style::channel<int>(1, GetParam());
+  ASSERT_TRUE(tx.try_send(0).ok());
+  std::thread sender([&tx] {
+    EXPECT_TRUE(tx.send_for(1, std::chrono::seconds(60)).ok());
+    EXPECT_TRUE(tx.send_for(2, std::chrono::seconds(60)).ok());
+  });
+  for (int expected = 0; expected < 3; ++expected) {
+    EXPECT_EQ(rx.recv_for(std::chrono::seconds(60)).value(), expected);
+  }
+  sender.join();
+  // Nothing comes: both sides time out and the channel stays usable.
+  EXPECT_EQ(rx.recv_for(std::chrono::milliseconds(2)).status(), leanchan::RecvStatus::kTimedOut);
+  ASSERT_TRUE(tx.try_send(3).ok());
+  EXPECT_EQ(tx.send_for(4, std::chrono::milliseconds(2)).status(), leanchan::SendStatus::kTimedOut);
+  EXPECT_EQ(rx.recv_for(std::chrono::seconds(60)).value(), 3);
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, BaselineWaiting,
+                         ::testing::Values(tokio_style::Waiting::kWatchThenSleep,
+                                           tokio_style::Waiting::kParkAtOnce),
+                         [](const auto& param_info) {
+                           return param_info.param == tokio_style::Waiting::kParkAtOnce
+                                      ? std::string("ParkAtOnce")
+                                      : std::string("WatchThenSleep");
+                         });
 
 TEST(Baseline, DroppingTheReceiverDestroysQueuedMessagesOnce) {
   Tracked::reset();

@@ -10,6 +10,17 @@ using leanchan::internal::futex_wake;
 void FutexMutex::lock() noexcept {
   std::uint32_t expected = 0;
   if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
+  // Rust's std futex mutex: spin (100 times) while the lock is held without
+  // waiters, then try once more before sleeping.
+  for (int spin = 0; spin < 100 && expected == 1; ++spin) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    expected = state_.load(std::memory_order_relaxed);
+  }
+  if (expected == 0 && state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+    return;
+  }
   if (expected != 2) expected = state_.exchange(2, std::memory_order_acquire);
   while (expected != 0) {
     futex_wait(state_, 2, nullptr);
@@ -24,12 +35,29 @@ void FutexMutex::unlock() noexcept {
 struct Semaphore::Waiter {
   Waiter* next = nullptr;
   Waiter* prev = nullptr;
-  std::atomic<std::uint32_t> state{0};  // 0 waiting, 1 assigned, 2 closed
+  // 0 waiting, 1 assigned, 2 closed; kSleeping: the owner sleeps (or is
+  // about to) on this word, so the one who stores the outcome must wake it.
+  std::atomic<std::uint32_t> state{0};
 };
 
 namespace {
 constexpr std::size_t kClosed = 1;
+constexpr std::uint32_t kSleeping = 4;
+constexpr std::uint32_t kOutcomeMask = 3;
+constexpr int kWatchSpins = 64;   // leanchan's waiting sender: 64 pause-spins,
+constexpr int kWatchYields = 16;  // then 16 yields, then it sleeps
+
+// Stores a waiter's outcome; wakes it only if it sleeps. release: the
+// permit (or the close) happens before the waiter's acquire load. The owner
+// may return (and its stack node die) as soon as it sees the store; a wake
+// on that former address is at worst spurious for whoever sleeps there
+// later, and every wait re-checks its word.
+void deliver(std::atomic<std::uint32_t>& state, std::uint32_t outcome) noexcept {
+  if ((state.exchange(outcome, std::memory_order_acq_rel) & kSleeping) != 0) {
+    futex_wake(state, 1);
+  }
 }
+}  // namespace
 
 Acquire Semaphore::try_acquire() noexcept {
   std::size_t word = permits_.load(std::memory_order_acquire);
@@ -61,16 +89,25 @@ Acquire Semaphore::acquire(const leanchan::internal::Deadline* deadline) noexcep
   else
     head_ = &node;
   tail_ = &node;
+  const bool first_in_line = head_ == &node;
   mutex_.unlock();
+  if (watch_ && first_in_line) {
+    (void)watch_for([&] { return node.state.load(std::memory_order_acquire) != 0; }, kWatchSpins,
+                    kWatchYields);
+  }
   for (;;) {
-    const std::uint32_t state = node.state.load(std::memory_order_acquire);
-    if (state == 1) return Acquire::kAcquired;
-    if (state == 2) return Acquire::kClosed;
-    if (!futex_wait(node.state, 0, deadline)) break;
+    std::uint32_t state = node.state.load(std::memory_order_acquire);
+    if (state == 0 &&
+        !node.state.compare_exchange_strong(state, kSleeping, std::memory_order_acquire)) {
+      continue;  // the outcome arrived: read it above
+    }
+    if ((state & kOutcomeMask) == 1) return Acquire::kAcquired;
+    if ((state & kOutcomeMask) == 2) return Acquire::kClosed;
+    if (!futex_wait(node.state, kSleeping, deadline)) break;
   }
   // Timed out: leave the queue, unless a permit or the close arrived first.
   mutex_.lock();
-  const std::uint32_t state = node.state.load(std::memory_order_acquire);
+  const std::uint32_t state = node.state.load(std::memory_order_acquire) & kOutcomeMask;
   if (state == 0) {
     if (node.prev != nullptr)
       node.prev->next = node.next;
@@ -97,11 +134,7 @@ void Semaphore::release(std::size_t permits) noexcept {
     else
       tail_ = nullptr;
     --permits;
-    waiter->state.store(1, std::memory_order_release);
-    // The owner may return (and its stack node die) as soon as it sees the
-    // store; a wake on that former address is at worst spurious for whoever
-    // sleeps there later, and every wait here re-checks its word.
-    futex_wake(waiter->state, 1);
+    deliver(waiter->state, 1);
   }
   if (permits > 0) permits_.fetch_add(permits << 1, std::memory_order_release);
   mutex_.unlock();
@@ -114,8 +147,7 @@ void Semaphore::close() noexcept {
   while (head_ != nullptr) {
     Waiter* waiter = head_;
     head_ = waiter->next;
-    waiter->state.store(2, std::memory_order_release);
-    futex_wake(waiter->state, 1);
+    deliver(waiter->state, 2);
   }
   tail_ = nullptr;
   mutex_.unlock();

@@ -61,8 +61,8 @@ struct Chan {
   ListRx<T> rx;                          // 24
   bool rx_closed = false;                // + 7 padding
 
-  Chan(std::size_t capacity, Block<T>* first) noexcept
-      : strong(2), tx(first), semaphore(capacity), bound(capacity), rx(first) {}
+  Chan(std::size_t capacity, Block<T>* first, Waiting waiting) noexcept
+      : strong(2), tx(first), semaphore(capacity, waiting), bound(capacity), rx(first) {}
 
   // AtomicWaker::wake: an RMW on every send; a syscall only if parked, a
   // callback only if a waker is armed.
@@ -139,7 +139,7 @@ class Sender {
 
  private:
   template <class U>
-  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity, Waiting waiting);
   explicit Sender(Chan<T>* chan) noexcept : chan_(chan) {}
 
   SendResult<T> send_with(T&& value, const leanchan::internal::Deadline* deadline) {
@@ -252,7 +252,7 @@ class Receiver {
 
  private:
   template <class U>
-  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity);
+  friend std::pair<Sender<U>, Receiver<U>> channel(std::size_t capacity, Waiting waiting);
   explicit Receiver(Chan<T>* chan) noexcept : chan_(chan) {}
 
   ReadOutcome pop(std::optional<T>& out) {
@@ -279,6 +279,27 @@ class Receiver {
       ReadOutcome outcome = pop(out);
       if (outcome == ReadOutcome::kValue) return RecvStatus::kOk;
       if (outcome == ReadOutcome::kClosed || is_finished()) return RecvStatus::kDisconnected;
+      if (chan_->semaphore.waiting() == Waiting::kWatchThenSleep) {
+        // Watch before sleeping, as leanchan's receiver does: 16 looks with
+        // doubling pauses (1..64), then 16 yields.
+        int pauses = 1;
+        for (int look = 0; look < 32; ++look) {
+          if (look < 16) {
+            for (int i = 0; i < pauses; ++i) {
+#if defined(__x86_64__) || defined(__i386__)
+              __builtin_ia32_pause();
+#endif
+            }
+            pauses = pauses < 64 ? pauses * 2 : 64;
+          } else {
+            std::this_thread::yield();
+          }
+          outcome = pop(out);
+          if (outcome == ReadOutcome::kValue) return RecvStatus::kOk;
+          if (outcome == ReadOutcome::kClosed) return RecvStatus::kDisconnected;
+        }
+        if (is_finished()) return RecvStatus::kDisconnected;
+      }
       // Register, then poll again: a sender's wake after our registration
       // finds the state 1; one before it is seen by this second poll.
       chan_->rx_waker_state.exchange(1, std::memory_order_acq_rel);
@@ -298,12 +319,17 @@ class Receiver {
 };
 
 // Creates a channel; throws std::invalid_argument for capacity 0 (Tokio panics).
+// `waiting`: kWatchThenSleep (default) waits as leanchan does (bounded
+// watching, then a futex sleep), so that comparisons measure the data
+// structures; kParkAtOnce sleeps at the first failed attempt, as a thread
+// blocked on Tokio's channel parks. Memory is the same either way.
 template <class T>
-std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity) {
+std::pair<Sender<T>, Receiver<T>> channel(std::size_t capacity,
+                                          Waiting waiting = Waiting::kWatchThenSleep) {
   if (capacity == 0)
     throw std::invalid_argument("tokio_style::channel: capacity must be at least 1");
   Block<T>* first = Block<T>::allocate(0);
-  auto* chan = new Chan<T>(capacity, first);
+  auto* chan = new Chan<T>(capacity, first, waiting);
   return {Sender<T>(chan), Receiver<T>(chan)};
 }
 

@@ -8,14 +8,23 @@
 // release() always takes the mutex and hands permits to the oldest waiters
 // first, only then to the counter: one lock per message received.
 //
+// Waiting policy (Waiting, below): with kWatchThenSleep (the default) the
+// first waiter in line watches its node's word (64 pause-spins, then 16
+// yields) before it sleeps, and a release wakes it with a system call only
+// if it sleeps: the policy leanchan's waiting senders follow, so that the
+// two designs' ratios compare data structures. kParkAtOnce sleeps at the
+// first failed attempt, as a thread blocked on Tokio's channel parks.
+//
 // Layout (40 bytes, as Tokio's batch semaphore): futex mutex 4, poison 1,
-// pad 3, list head/tail 16, closed 1, pad 7, permit word 8.
+// pad 3, list head/tail 16, closed 1, watch 1 (in Tokio's padding), pad 6,
+// permit word 8.
 #ifndef TOKIO_STYLE_SEMAPHORE_H_
 #define TOKIO_STYLE_SEMAPHORE_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 #include "leanchan/internal/futex.h"
 
@@ -23,7 +32,30 @@ namespace tokio_style {
 
 enum class Acquire { kAcquired, kNoPermits, kClosed, kTimedOut };
 
-// A small futex mutex (4 bytes), standing in for Rust's std Mutex.
+// How a blocked sender or receiver waits (see above and channel.h).
+enum class Waiting : std::uint8_t { kWatchThenSleep, kParkAtOnce };
+
+// Bounded watching, as leanchan's: `spins` pause-spins then `yields`
+// yields, calling `done()` before each; true as soon as it returns true.
+template <class Done>
+bool watch_for(Done done, int spins, int yields) noexcept {
+  for (int round = 0; round < spins + yields; ++round) {
+    if (done()) return true;
+    if (round < spins) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#elif defined(__aarch64__)
+      asm volatile("yield" ::: "memory");
+#endif
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  return done();
+}
+
+// A small futex mutex (4 bytes), standing in for Rust's std Mutex: like it,
+// it spins 100 times on a held lock before it sleeps.
 class FutexMutex {
  public:
   void lock() noexcept;
@@ -35,7 +67,8 @@ class FutexMutex {
 
 class Semaphore {
  public:
-  explicit Semaphore(std::size_t permits) noexcept : permits_(permits << 1) {}
+  explicit Semaphore(std::size_t permits, Waiting waiting = Waiting::kWatchThenSleep) noexcept
+      : watch_(waiting == Waiting::kWatchThenSleep), permits_(permits << 1) {}
 
   Acquire try_acquire() noexcept;
   // Blocks in FIFO order until a permit is assigned, the semaphore closes, or
@@ -45,6 +78,9 @@ class Semaphore {
   void close() noexcept;
   bool is_closed() const noexcept;
   std::size_t available() const noexcept;
+  Waiting waiting() const noexcept {
+    return watch_ ? Waiting::kWatchThenSleep : Waiting::kParkAtOnce;
+  }
 
  private:
   struct Waiter;
@@ -54,6 +90,7 @@ class Semaphore {
   Waiter* head_ = nullptr;
   Waiter* tail_ = nullptr;
   bool closed_ = false;
+  bool watch_;
   std::atomic<std::size_t> permits_;
 };
 
