@@ -3,7 +3,13 @@
 // idle after the bursts drain.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
 #include "designs.h"
+#include "histogram.h"
 #include "leanchan/channel.h"
 #include "proxy.h"
 
@@ -39,6 +45,47 @@ TEST(ProxyFanout, TokioStyleBaselineLosesNothing) {
   EXPECT_EQ(report.lost, 0u);
   EXPECT_EQ(report.duplicated, 0u);
   EXPECT_EQ(report.channel_bytes_idle, 976.0);  // 176 + 32 + 32 * 24
+}
+
+TEST(ProxyHistogram, SmallValuesAreExact) {
+  proxy::Histogram h;
+  for (int v = 0; v < 64; ++v) h.add(v);
+  EXPECT_EQ(h.count(), 64u);
+  EXPECT_EQ(h.percentile(0.0), 0.0);
+  EXPECT_EQ(h.percentile(0.5), 31.0);  // rank floor(0.5 * 63) = 31
+  EXPECT_EQ(h.percentile(1.0), 63.0);
+  h.add(-5);  // a clock step backwards counts as 0
+  EXPECT_EQ(h.percentile(0.0), 0.0);
+}
+
+TEST(ProxyHistogram, PercentilesWithinOneSixtyFourthOfTheSortedArray) {
+  // Latency-like values from 1 us to 10 ms; every percentile within 1/64
+  // (the bucket width relative to its value) of the exact one.
+  std::mt19937_64 random(7);
+  std::lognormal_distribution<double> latency(9.5, 1.5);
+  std::vector<std::int64_t> values;
+  proxy::Histogram a, b;
+  for (int i = 0; i < 100000; ++i) {
+    const auto v = static_cast<std::int64_t>(latency(random));
+    values.push_back(v);
+    (i % 2 == 0 ? a : b).add(v);  // two workers' histograms, merged
+  }
+  a.merge(b);
+  ASSERT_EQ(a.count(), values.size());
+  std::sort(values.begin(), values.end());
+  for (double p : {0.01, 0.5, 0.9, 0.99, 0.999}) {
+    const auto exact = static_cast<double>(
+        values[static_cast<std::size_t>(p * static_cast<double>(values.size() - 1))]);
+    EXPECT_NEAR(a.percentile(p), exact, exact / 64.0 + 0.5) << "p=" << p;
+  }
+}
+
+TEST(ProxyHistogram, HugeValuesLandInTheLastBucket) {
+  proxy::Histogram h;
+  h.add(INT64_MAX);
+  EXPECT_EQ(proxy::Histogram::index_of(static_cast<std::uint64_t>(INT64_MAX)),
+            proxy::Histogram::index_of(std::uint64_t{2} << proxy::Histogram::kMaxExponent));
+  EXPECT_GT(h.percentile(0.5), 8.7e12);  // about 2^43 ns
 }
 
 }  // namespace

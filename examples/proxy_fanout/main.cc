@@ -29,6 +29,9 @@ ABSL_FLAG(int, workers, 2, "Worker threads serving the channels");
 ABSL_FLAG(int, zones, 10, "Zones; a burst hits every service of one zone");
 ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often");
 ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second");
+ABSL_FLAG(double, rss_every_seconds, 0,
+          "Soak mode: sample RSS this often during the run and print the series after the "
+          "table (0: off). E.g. --seconds=300 --rss_every_seconds=5");
 
 namespace {
 
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
   options.zones = absl::GetFlag(FLAGS_zones);
   options.burst_interval_ms = absl::GetFlag(FLAGS_burst_interval_ms);
   options.churn_per_second = absl::GetFlag(FLAGS_churn_per_second);
+  options.rss_every_seconds = absl::GetFlag(FLAGS_rss_every_seconds);
   const int capacity = absl::GetFlag(FLAGS_capacity);
   if (!(options.seconds >= 0.1 && options.seconds <= 600))
     return fail("--seconds must be in 0.1..600");
@@ -85,6 +89,10 @@ int main(int argc, char** argv) {
   if (options.churn_per_second < 0 || options.churn_per_second > 100'000) {
     return fail("--churn_per_second must be in 0..100000");
   }
+  if (!(options.rss_every_seconds == 0 ||
+        (options.rss_every_seconds >= 0.1 && options.rss_every_seconds <= options.seconds))) {
+    return fail("--rss_every_seconds must be 0 (off) or in 0.1..--seconds");
+  }
   options.capacity = static_cast<std::size_t>(capacity);
 
   std::printf(
@@ -94,6 +102,7 @@ int main(int argc, char** argv) {
       "added/removed |\n"
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool all_ok = true;
+  std::vector<proxy::Report> series;  // soak mode: printed after the table
   // Progress on stderr: each row runs for --seconds plus setup and drain.
   const std::size_t rows = counts.size() * (design == "both" ? 2 : 1);
   std::size_t row = 0;
@@ -122,7 +131,14 @@ int main(int argc, char** argv) {
           static_cast<unsigned long long>(r.services_added),
           static_cast<unsigned long long>(r.services_removed));
       std::fflush(stdout);
+      if (!r.rss_series.empty()) series.push_back(r);
     }
+  }
+  for (const proxy::Report& r : series) {
+    std::printf("\nRSS B/service above the start, %s, %zu services (seconds: bytes):",
+                r.design.c_str(), r.services);
+    for (const auto& [seconds, bytes] : r.rss_series) std::printf(" %.0f:%.0f", seconds, bytes);
+    std::printf("\n");
   }
   return all_ok ? 0 : 1;
 }

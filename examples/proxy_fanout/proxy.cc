@@ -15,6 +15,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "designs.h"
+#include "histogram.h"
 #include "leanchan/profiler/heap_probe.h"
 #include "leanchan/profiler/resident_memory.h"
 
@@ -30,21 +31,6 @@ std::int64_t now_ns() {
 std::int64_t resident() {
   return static_cast<std::int64_t>(leanchan::profiler::resident_bytes().value_or(0));
 }
-
-// Latency samples in a buffer sized up front, so that recording allocates
-// nothing while memory is being measured (samples past the end are counted,
-// not stored).
-class Samples {
- public:
-  explicit Samples(std::size_t capacity) { values_.reserve(capacity); }
-  void add(std::int64_t value) {
-    if (values_.size() < values_.capacity()) values_.push_back(value);
-  }
-  const std::vector<std::int64_t>& values() const { return values_; }
-
- private:
-  std::vector<std::int64_t> values_;
-};
 
 template <class D>
 class Scenario {
@@ -64,15 +50,12 @@ class Scenario {
   };
 
   struct Worker {
-    explicit Worker(std::size_t sample_capacity)
-        : inbox(leanchan::channel<Service*, 32>(1024)),
-          inbox_entry(ready, nullptr),
-          samples(sample_capacity) {}
+    Worker() : inbox(leanchan::channel<Service*, 32>(1024)), inbox_entry(ready, nullptr) {}
     leanchan::ReadySet ready;
     std::pair<leanchan::Sender<Service*, 32>, leanchan::Receiver<Service*, 32>> inbox;
     leanchan::ReadyEntry inbox_entry;
     absl::flat_hash_map<Service*, std::unique_ptr<Service>> services;
-    Samples samples;
+    Histogram latency;  // fixed size, touched at construction
     std::thread thread;
   };
 
@@ -154,7 +137,7 @@ void Scenario<D>::serve_service(Worker& worker, Service* service) {
         break;
       }
       const HealthEvent& event = result.value();
-      worker.samples.add(now_ns() - (event.deadline_ns - kEventTtlNs));
+      worker.latency.add(now_ns() - (event.deadline_ns - kEventTtlNs));
       if (event.sequence == service->expected) {
         ++service->expected;
       } else if (event.sequence < service->expected) {
@@ -209,13 +192,6 @@ void Scenario<D>::serve(Worker& worker) {
   inbox.clear_notifier();
 }
 
-double percentile_us(const std::vector<std::int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  return static_cast<double>(
-             sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1))]) /
-         1000.0;
-}
-
 template <class D>
 Report Scenario<D>::run() {
   Report report;
@@ -226,19 +202,19 @@ Report Scenario<D>::run() {
     auto pair = D::make(options_.capacity);
     report.channel_bytes_idle = static_cast<double>(one.live_bytes());
   }
-  const auto expected_events =
-      static_cast<std::size_t>(options_.rate * options_.seconds +
-                               options_.seconds * 1000.0 / options_.burst_interval_ms *
-                                   static_cast<double>(options_.services) / options_.zones *
-                                   static_cast<double>(options_.capacity));
   for (int w = 0; w < options_.workers; ++w) {
-    workers_.push_back(std::make_unique<Worker>(expected_events / options_.workers + 1024));
+    workers_.push_back(std::make_unique<Worker>());
     // Room for churn up front, so that the proxy's own tables do not grow
     // while channel memory is being measured.
     workers_.back()->services.reserve(2 * options_.services / options_.workers + 64);
   }
   registry_.reserve(options_.services * 2);
   keys_.reserve(options_.services * 2);
+  // The RSS series (soak mode): sized up front as well.
+  if (options_.rss_every_seconds > 0) {
+    report.rss_series.reserve(
+        static_cast<std::size_t>(options_.seconds / options_.rss_every_seconds) + 2);
+  }
   for (auto& worker : workers_) {
     Worker* raw = worker.get();
     worker->thread = std::thread([this, raw] { serve(*raw); });
@@ -268,8 +244,16 @@ Report Scenario<D>::run() {
   auto next_steady = start;
   auto next_burst = start + burst_period;
   auto next_churn = start + churn_period;
+  const auto rss_period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+      options_.rss_every_seconds > 0 ? options_.rss_every_seconds : options_.seconds + 1));
+  auto next_rss = start + rss_period;
   while (Clock::now() < end) {
     const auto now = Clock::now();
+    if (options_.rss_every_seconds > 0 && next_rss <= now) {
+      report.rss_series.push_back({std::chrono::duration<double>(now - start).count(),
+                                   per_service(static_cast<double>(resident() - rss_before))});
+      next_rss += rss_period;
+    }
     for (; next_steady <= now; next_steady += steady_period) {
       const std::uint64_t key = keys_[random_() % keys_.size()];
       send_event(key, registry_.find(key)->second);
@@ -287,7 +271,8 @@ Report Scenario<D>::run() {
       add_service(next_key_++);
       next_churn += churn_period;
     }
-    std::this_thread::sleep_until(std::min({next_steady, next_burst, next_churn, end}));  // pacing
+    std::this_thread::sleep_until(
+        std::min({next_steady, next_burst, next_churn, next_rss, end}));  // pacing
   }
   const double run_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
@@ -307,14 +292,12 @@ Report Scenario<D>::run() {
 
   // Shutdown: every service goes (its worker frees it), then the workers.
   registry_.clear();
-  std::vector<std::int64_t> latencies;
+  Histogram latency;
   for (auto& worker : workers_) {
     { auto close_inbox = std::move(worker->inbox.first); }
     worker->thread.join();
-    latencies.insert(latencies.end(), worker->samples.values().begin(),
-                     worker->samples.values().end());
+    latency.merge(worker->latency);
   }
-  std::sort(latencies.begin(), latencies.end());
   report.sent = sent_;
   report.refused = refused_;
   report.received = received_.load();
@@ -323,9 +306,9 @@ Report Scenario<D>::run() {
   report.services_added = added_;
   report.services_removed = removed_;
   report.events_per_second = static_cast<double>(report.received) / run_seconds;
-  report.p50_us = percentile_us(latencies, 0.50);
-  report.p99_us = percentile_us(latencies, 0.99);
-  report.p999_us = percentile_us(latencies, 0.999);
+  report.p50_us = latency.percentile(0.50) / 1000.0;
+  report.p99_us = latency.percentile(0.99) / 1000.0;
+  report.p999_us = latency.percentile(0.999) / 1000.0;
   return report;
 }
 
