@@ -1,6 +1,9 @@
 // Throughput (1 and 4 producers to 1 consumer) and ping-pong latency, for
-// leanchan at block sizes 1, 4, 8 and 32, the Tokio-style baseline, and
-// oneTBB's concurrent_bounded_queue when it is installed. After the runs it
+// leanchan at block sizes 1, 4, 8 and 32, the Tokio-style baseline (waiting
+// as leanchan waits: the reference of the ratios), the same baseline
+// parking at once (what the waiting policy alone is worth), and
+// oneTBB's concurrent_bounded_queue and moodycamel's BlockingConcurrentQueue
+// (bounded by a semaphore) when installed. After the runs it
 // prints each design's figure divided by the baseline's from the same run.
 //
 //   throughput/<design>/producers:P/msg:S/cap:C    items (messages) per second
@@ -127,12 +130,16 @@ void register_design() {
 int main(int argc, char** argv) {
   using namespace leanchan::bench;
   register_design<TokioStyle>();
+  register_design<TokioStyleParkAtOnce>();
   register_design<Leanchan<1>>();
   register_design<Leanchan<4>>();
   register_design<Leanchan<8>>();
   register_design<Leanchan<32>>();
 #if defined(LEANCHAN_HAVE_TBB)
   register_design<Tbb>();
+#endif
+#if defined(LEANCHAN_HAVE_MOODYCAMEL)
+  register_design<Moodycamel>();
 #endif
   return run_with_ratios(argc, argv, TokioStyle::name());
 }

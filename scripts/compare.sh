@@ -5,8 +5,15 @@
 #   scripts/compare.sh                     # all suites, 0.2 s per benchmark
 #   MIN_TIME=1 scripts/compare.sh          # steadier numbers
 #   scripts/compare.sh --benchmark_filter='msg:24'   # extra Google Benchmark flags
+#   scripts/compare.sh --peers             # against crossbeam, Tokio, Go, moodycamel
+#                                          # (scripts/peers.sh, docs/peers.md)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [[ "${1:-}" == "--peers" ]]; then
+  shift
+  exec scripts/peers.sh "$@"
+fi
 
 scripts/setup.sh
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF \

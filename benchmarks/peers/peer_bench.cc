@@ -1,0 +1,297 @@
+// leanchan-peer-bench: one configuration per process, for scripts/peers.sh.
+// The Rust (rust/) and Go (go/) peers take the same arguments, run the same
+// workload and print the same line (docs/peers.md).
+//
+//   leanchan-peer-bench --design=NAME --producers=P --capacity=C --size=S --messages=N
+//     P producers each send N/P messages of S bytes; the first 8 bytes carry
+//     the payload (producer_id << 32 | i); one consumer receives all N and
+//     sums the payloads. Prints
+//     design=NAME producers=P capacity=C size=S messages=N seconds=X msgs_per_sec=Y checksum=Z
+//   leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N
+//     N round trips over two capacity-1 channels; prints
+//     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y checksum=Z
+//
+// Exits 2 on a bad argument, 1 if the checksum is wrong.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "adapters.h"
+
+namespace leanchan::bench::peers {
+namespace {
+
+struct Options {
+  std::string design;
+  std::uint64_t producers = 1;
+  std::uint64_t capacity = 0;
+  std::uint64_t size = 0;
+  std::uint64_t messages = 0;
+  bool pingpong = false;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr,
+               "leanchan-peer-bench: %s\n"
+               "usage: leanchan-peer-bench --design=NAME --producers=P --capacity=C "
+               "--size=S --messages=N\n"
+               "       leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N\n"
+               "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
+#if defined(LEANCHAN_HAVE_MOODYCAMEL)
+               " moodycamel"
+#endif
+               "\nsizes: 8 24 128 1024; messages a multiple of producers\n",
+               what.c_str());
+  std::exit(2);
+}
+
+std::uint64_t parse_count(std::string_view name, std::string_view text) {
+  if (text.empty() || text.size() > 18) usage_error("bad value for --" + std::string(name));
+  std::uint64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      usage_error("bad value for --" + std::string(name) + ": '" + std::string(text) + "'");
+    }
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return value;
+}
+
+Options parse(int argc, char** argv) {
+  Options options;
+  bool have_producers = false;
+  bool have_capacity = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value_of = [&](std::string_view key) -> std::string_view {
+      return arg.substr(key.size());
+    };
+    if (arg == "--pingpong") {
+      options.pingpong = true;
+    } else if (arg.starts_with("--design=")) {
+      options.design = std::string(value_of("--design="));
+    } else if (arg.starts_with("--producers=")) {
+      options.producers = parse_count("producers", value_of("--producers="));
+      have_producers = true;
+    } else if (arg.starts_with("--capacity=")) {
+      options.capacity = parse_count("capacity", value_of("--capacity="));
+      have_capacity = true;
+    } else if (arg.starts_with("--size=")) {
+      options.size = parse_count("size", value_of("--size="));
+    } else if (arg.starts_with("--messages=")) {
+      options.messages = parse_count("messages", value_of("--messages="));
+    } else {
+      usage_error("unknown argument '" + std::string(arg) + "'");
+    }
+  }
+  if (options.design.empty()) usage_error("--design is required");
+  if (options.size != 8 && options.size != 24 && options.size != 128 && options.size != 1024) {
+    usage_error("--size must be 8, 24, 128 or 1024");
+  }
+  if (options.messages == 0) usage_error("--messages must be at least 1");
+  if (options.pingpong) {
+    if ((have_producers && options.producers != 1) || (have_capacity && options.capacity != 1)) {
+      usage_error("--pingpong uses one producer and capacity 1");
+    }
+    options.producers = 1;
+    options.capacity = 1;
+    return options;
+  }
+  if (!have_capacity) usage_error("--capacity is required");
+  if (options.producers < 1 || options.producers > 1024) {
+    usage_error("--producers must be 1 to 1024");
+  }
+  if (options.capacity < 1 || options.capacity > (std::uint64_t{1} << 30)) {
+    usage_error("--capacity must be 1 to 2^30");
+  }
+  if (options.messages % options.producers != 0) {
+    usage_error("--messages must be a multiple of --producers");
+  }
+  if ((options.messages / options.producers) >= (std::uint64_t{1} << 32)) {
+    usage_error("--messages / --producers must be below 2^32");
+  }
+  return options;
+}
+
+// The closed form of the sum (mod 2^64) of p << 32 | i over producers p and
+// messages i < m of each.
+std::uint64_t expected_checksum(std::uint64_t producers, std::uint64_t m) {
+  const std::uint64_t pairs_p = producers % 2 == 0 ? (producers / 2) * (producers - 1)
+                                                   : producers * ((producers - 1) / 2);
+  const std::uint64_t pairs_m = m % 2 == 0 ? (m / 2) * (m - 1) : m * ((m - 1) / 2);
+  return ((pairs_p * m) << 32) + producers * pairs_m;
+}
+
+template <std::size_t S>
+void put(Message<S>& message, std::uint64_t payload) {
+  std::memcpy(message.bytes.data(), &payload, sizeof payload);
+}
+template <std::size_t S>
+std::uint64_t get(const Message<S>& message) {
+  std::uint64_t payload = 0;
+  std::memcpy(&payload, message.bytes.data(), sizeof payload);
+  return payload;
+}
+
+struct Result {
+  double seconds = 0;
+  std::uint64_t checksum = 0;
+};
+
+template <class Design, std::size_t S>
+Result throughput(const Options& options) {
+  const std::uint64_t per_producer = options.messages / options.producers;
+  auto [tx, rx] = Design::template make<Message<S>>(options.capacity);
+  std::atomic<std::uint64_t> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  threads.reserve(options.producers);
+  for (std::uint64_t p = 0; p < options.producers; ++p) {
+    threads.emplace_back([sender = tx, p, per_producer, &ready, &go]() mutable {
+      ready.fetch_add(1, std::memory_order_acq_rel);
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      for (std::uint64_t i = 0; i < per_producer; ++i) {
+        Message<S> message;
+        put(message, p << 32 | i);
+        if (!sender.send(std::move(message)).ok()) {
+          std::fprintf(stderr, "leanchan-peer-bench: send failed\n");
+          std::exit(1);
+        }
+      }
+    });
+  }
+  { auto drop = std::move(tx); }  // the producers hold the only senders
+  while (ready.load(std::memory_order_acquire) != options.producers) std::this_thread::yield();
+  Result result;
+  const auto start = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  std::uint64_t sum = 0;
+  for (std::uint64_t i = 0; i < options.messages; ++i) {
+    auto message = rx.recv();
+    if (!message) {
+      std::fprintf(stderr, "leanchan-peer-bench: channel closed after %llu messages\n",
+                   static_cast<unsigned long long>(i));
+      std::exit(1);
+    }
+    sum += get(*message);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  for (auto& thread : threads) thread.join();
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  return result;
+}
+
+// Round trips: main -> echo thread -> main over two capacity-1 channels.
+template <class Design, std::size_t S>
+Result pingpong(const Options& options) {
+  auto [to_echo, echo_in] = Design::template make<Message<S>>(1);
+  auto [echo_out, from_echo] = Design::template make<Message<S>>(1);
+  const std::uint64_t n = options.messages;
+  std::thread echo([in = std::move(echo_in), out = std::move(echo_out), n]() mutable {
+    for (std::uint64_t i = 0; i < n; ++i) {
+      auto message = in.recv();
+      if (!message) return;
+      (void)out.send(std::move(*message));
+    }
+  });
+  Result result;
+  std::uint64_t sum = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message;
+    put(message, i);
+    (void)to_echo.send(std::move(message));
+    auto reply = from_echo.recv();
+    if (!reply) {
+      std::fprintf(stderr, "leanchan-peer-bench: echo channel closed\n");
+      std::exit(1);
+    }
+    sum += get(*reply);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  echo.join();
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  return result;
+}
+
+template <class Design, std::size_t S>
+int run_sized(const Options& options) {
+  const Result result =
+      options.pingpong ? pingpong<Design, S>(options) : throughput<Design, S>(options);
+  const std::uint64_t expected =
+      options.pingpong ? expected_checksum(1, options.messages)
+                       : expected_checksum(options.producers, options.messages / options.producers);
+  const double seconds = result.seconds > 0 ? result.seconds : 1e-9;
+  if (options.pingpong) {
+    std::printf("design=%s mode=pingpong size=%llu messages=%llu seconds=%.6f "
+                "ns_per_roundtrip=%.1f checksum=%llu\n",
+                options.design.c_str(), static_cast<unsigned long long>(options.size),
+                static_cast<unsigned long long>(options.messages), seconds,
+                seconds * 1e9 / static_cast<double>(options.messages),
+                static_cast<unsigned long long>(result.checksum));
+  } else {
+    std::printf("design=%s producers=%llu capacity=%llu size=%llu messages=%llu seconds=%.6f "
+                "msgs_per_sec=%.0f checksum=%llu\n",
+                options.design.c_str(), static_cast<unsigned long long>(options.producers),
+                static_cast<unsigned long long>(options.capacity),
+                static_cast<unsigned long long>(options.size),
+                static_cast<unsigned long long>(options.messages), seconds,
+                static_cast<double>(options.messages) / seconds,
+                static_cast<unsigned long long>(result.checksum));
+  }
+  if (result.checksum != expected) {
+    std::fprintf(stderr, "leanchan-peer-bench: checksum mismatch for %s: got %llu, expected %llu\n",
+                 options.design.c_str(), static_cast<unsigned long long>(result.checksum),
+                 static_cast<unsigned long long>(expected));
+    return 1;
+  }
+  return 0;
+}
+
+template <class Design>
+int run_design(const Options& options) {
+  switch (options.size) {
+    case 8:
+      return run_sized<Design, 8>(options);
+    case 24:
+      return run_sized<Design, 24>(options);
+    case 128:
+      return run_sized<Design, 128>(options);
+    default:
+      return run_sized<Design, 1024>(options);
+  }
+}
+
+}  // namespace
+}  // namespace leanchan::bench::peers
+
+int main(int argc, char** argv) {
+  using namespace leanchan::bench;
+  using namespace leanchan::bench::peers;
+  const Options options = parse(argc, argv);
+  const std::string& d = options.design;
+  if (d == "leanchan-b1") return run_design<Leanchan<1>>(options);
+  if (d == "leanchan-b8") return run_design<Leanchan<8>>(options);
+  if (d == "leanchan-b32") return run_design<Leanchan<32>>(options);
+  if (d == "tokio-style") return run_design<TokioStyle>(options);
+  if (d == "tokio-style-park") return run_design<TokioStyleParkAtOnce>(options);
+#if defined(LEANCHAN_HAVE_MOODYCAMEL)
+  if (d == "moodycamel") return run_design<Moodycamel>(options);
+#else
+  if (d == "moodycamel") {
+    std::fprintf(stderr, "leanchan-peer-bench: built without moodycamel (libconcurrentqueue-dev)\n");
+    return 3;
+  }
+#endif
+  usage_error("unknown design '" + d + "'");
+}

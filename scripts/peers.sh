@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# leanchan against the channels people use (docs/peers.md): C++ (leanchan,
+# the Tokio-style baseline, moodycamel), Rust (crossbeam-channel, Tokio mpsc)
+# and Go (buffered chan), on identical workloads, one configuration per
+# process. Prints one Markdown table of messages/s and ratios on stdout,
+# progress on stderr. Called by `scripts/compare.sh --peers`.
+#
+#   scripts/peers.sh                            # full grid, REPS=5
+#   REPS=3 scripts/peers.sh > table.md
+#   PEERS_SIZES=24 PEERS_PRODUCERS=1 PEERS_CAPACITIES="1 1024" PEERS_MESSAGES=65536 REPS=1 scripts/peers.sh
+#
+# Environment: REPS (5), PEERS_SIZES ("8 24 128 1024"), PEERS_PRODUCERS
+# ("1 2 4"), PEERS_CAPACITIES ("1 16 1024"), PEERS_MESSAGES (unset: chosen
+# per row so that a run takes ~PEERS_TARGET_MS, 150, for the median design
+# and at most PEERS_MAX_MS, 1500, for the slowest), PEERS_PINGPONG (20000
+# round trips; 0 skips ping-pong), PEERS_DESIGNS (all), PEERS_TIMEOUT
+# (120 s per run), PEERS_BUILD_DIR (build-peers; also --build-dir=DIR),
+# PEERS_NO_INSTALL=1 (never call apt-get).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+root=$(pwd)
+
+build_dir="${PEERS_BUILD_DIR:-$root/build-peers}"
+for arg in "$@"; do
+  case "$arg" in
+    --build-dir=*) build_dir="${arg#--build-dir=}" ;;
+    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "peers.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$build_dir" || { echo "peers.sh: cannot create $build_dir" >&2; exit 1; }
+build_dir=$(cd "$build_dir" && pwd)
+
+reps="${REPS:-5}"
+sizes="${PEERS_SIZES:-8 24 128 1024}"
+producer_counts="${PEERS_PRODUCERS:-1 2 4}"
+capacities="${PEERS_CAPACITIES:-1 16 1024}"
+fixed_messages="${PEERS_MESSAGES:-}"
+target_ms="${PEERS_TARGET_MS:-150}"
+max_ms="${PEERS_MAX_MS:-1500}"
+pingpong_n="${PEERS_PINGPONG:-20000}"
+run_timeout="${PEERS_TIMEOUT:-120}"
+sizes=${sizes//,/ }; producer_counts=${producer_counts//,/ }; capacities=${capacities//,/ }
+for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$target_ms" "$max_ms" \
+         "$pingpong_n" "$run_timeout"; do
+  [[ "$v" =~ ^[0-9]+$ ]] || { echo "peers.sh: '$v' is not a number (check REPS / PEERS_*)" >&2; exit 2; }
+done
+((reps >= 1)) || { echo "peers.sh: REPS must be at least 1" >&2; exit 2; }
+
+log() { echo "peers.sh: $*" >&2; }
+skipped=()  # "design: why", printed above the table
+skip() { skipped+=("$1"); log "skipping $1"; }
+
+# ---------------------------------------------------------------- install
+as_root=()
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
+apt_updated=0
+# ensure GROUP PACKAGE...: installs the missing packages; non-zero on failure.
+ensure() {
+  local group=$1; shift
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  if [ -n "${PEERS_NO_INSTALL:-}" ]; then
+    log "$group: missing ${missing[*]} (PEERS_NO_INSTALL set)"; return 1
+  fi
+  if [ "$(id -u)" -ne 0 ] && ((${#as_root[@]} == 0)); then
+    log "$group: missing ${missing[*]} and not root (no sudo)"; return 1
+  fi
+  if ((apt_updated == 0)); then
+    log "apt-get update"
+    "${as_root[@]}" apt-get update >"$build_dir/apt-update.log" 2>&1 || {
+      log "apt-get update failed (see $build_dir/apt-update.log)"; }
+    apt_updated=1
+  fi
+  log "$group: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends \
+    "${missing[@]}" >"$build_dir/apt-$group.log" 2>&1 || {
+    log "$group: apt-get install ${missing[*]} failed (see $build_dir/apt-$group.log)"; return 1; }
+}
+
+# ---------------------------------------------------------------- build
+# C++ (required: leanchan is what is measured).
+scripts/setup.sh >&2 || { log "scripts/setup.sh failed"; exit 1; }
+have_moodycamel=1
+ensure cpp-peers libconcurrentqueue-dev || have_moodycamel=0
+log "building leanchan-peer-bench (C++) in $build_dir"
+if ! cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF \
+       -DLEANCHAN_BUILD_REPORT=OFF -DLEANCHAN_BUILD_EXAMPLES=OFF >"$build_dir/cmake-configure.log" 2>&1 ||
+   ! cmake --build "$build_dir" -j "$(nproc)" --target leanchan_peer_bench \
+       >"$build_dir/cmake-build.log" 2>&1; then
+  log "C++ build failed (see $build_dir/cmake-configure.log, cmake-build.log)"
+  exit 1
+fi
+cpp_bin="$build_dir/benchmarks/leanchan-peer-bench"
+if ((have_moodycamel)) && ! grep -q "LEANCHAN_HAVE_MOODYCAMEL" "$build_dir/benchmarks/CMakeFiles/leanchan_peer_bench.dir/flags.make" 2>/dev/null; then
+  have_moodycamel=0
+fi
+
+# Rust: crossbeam-channel and Tokio from Debian's crate sources, offline.
+rust_bin=""
+rust_why=""
+if ensure rust-peers cargo rustc librust-crossbeam-channel-dev librust-tokio-dev; then
+  cargo_bin=/usr/bin/cargo
+  [ -x "$cargo_bin" ] || cargo_bin=$(command -v cargo || true)
+  if [ -z "$cargo_bin" ]; then
+    rust_why="cargo not found"
+  else
+    log "building the Rust peers (offline, /usr/share/cargo/registry)"
+    rm -rf "$build_dir/rust-src"
+    cp -r "$root/benchmarks/peers/rust" "$build_dir/rust-src"
+    mkdir -p "$build_dir/cargo-home"
+    cat >"$build_dir/cargo-home/config.toml" <<'EOF'
+[source.crates-io]
+replace-with = "debian"
+
+[source.debian]
+directory = "/usr/share/cargo/registry"
+
+[net]
+offline = true
+EOF
+    rustc_bin=/usr/bin/rustc
+    [ -x "$rustc_bin" ] || rustc_bin=$(command -v rustc || true)
+    if (cd "$build_dir/rust-src" && CARGO_HOME="$build_dir/cargo-home" RUSTC="$rustc_bin" \
+          CARGO_TARGET_DIR="$build_dir/rust-target" "$cargo_bin" build --release --offline) \
+          >"$build_dir/cargo-build.log" 2>&1; then
+      rust_bin="$build_dir/rust-target/release/peer-bench-rust"
+    else
+      rust_why="cargo build failed (see $build_dir/cargo-build.log: $(grep -m1 -E '^error' "$build_dir/cargo-build.log"))"
+    fi
+  fi
+else
+  rust_why="could not install cargo/rustc/librust-crossbeam-channel-dev/librust-tokio-dev"
+fi
+[ -n "$rust_why" ] && { skip "crossbeam: $rust_why"; skip "tokio: $rust_why"; }
+
+# Go: one file, no modules.
+go_bin=""
+if ensure go-peer golang-go; then
+  go_cmd=$(command -v go || echo /usr/lib/go/bin/go)
+  log "building the Go peer"
+  mkdir -p "$build_dir/go-cache" "$build_dir/go-path"
+  if GO111MODULE=off GOFLAGS="" GOCACHE="$build_dir/go-cache" GOPATH="$build_dir/go-path" \
+       "$go_cmd" build -o "$build_dir/peer-bench-go" "$root/benchmarks/peers/go/main.go" \
+       >"$build_dir/go-build.log" 2>&1; then
+    go_bin="$build_dir/peer-bench-go"
+  else
+    skip "go: go build failed (see $build_dir/go-build.log)"
+  fi
+else
+  skip "go: could not install golang-go"
+fi
+((have_moodycamel)) || skip "moodycamel: libconcurrentqueue-dev not installed or not found by CMake"
+
+# ---------------------------------------------------------------- designs
+all_designs=(leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park moodycamel crossbeam tokio go)
+designs=()
+for d in ${PEERS_DESIGNS:-${all_designs[*]}}; do
+  case "$d" in
+    leanchan-b1 | leanchan-b8 | leanchan-b32 | tokio-style | tokio-style-park) designs+=("$d") ;;
+    moodycamel) ((have_moodycamel)) && designs+=("$d") ;;
+    crossbeam | tokio) [ -n "$rust_bin" ] && designs+=("$d") ;;
+    go) [ -n "$go_bin" ] && designs+=("$d") ;;
+    *) echo "peers.sh: unknown design '$d' in PEERS_DESIGNS" >&2; exit 2 ;;
+  esac
+done
+binary_of() {
+  case "$1" in
+    crossbeam | tokio) echo "$rust_bin" ;;
+    go) echo "$go_bin" ;;
+    *) echo "$cpp_bin" ;;
+  esac
+}
+is_leanchan() { [[ "$1" == leanchan-* ]]; }
+peers=()
+for d in "${designs[@]}"; do is_leanchan "$d" || peers+=("$d"); done
+bases=()
+for b in leanchan-b8 leanchan-b32; do
+  for d in "${designs[@]}"; do [ "$d" = "$b" ] && bases+=("$b"); done
+done
+
+# run_one DESIGN ARGS...: prints the output line; empty on failure (logged,
+# and counted in $build_dir/failures: run_one runs in a subshell).
+: >"$build_dir/failures"
+run_one() {
+  local design=$1; shift
+  local out err rc why
+  err="$build_dir/last-run.err"
+  out=$(timeout "$run_timeout" "$(binary_of "$design")" --design="$design" "$@" 2>"$err")
+  rc=$?
+  if ((rc != 0)); then
+    why="exit $rc"
+    ((rc == 124)) && why="timed out after ${run_timeout}s"
+    echo "$design $*: $why" >>"$build_dir/failures"
+    log "FAILED ($why): $design $*: $(head -c 300 "$err")"
+    return 0
+  fi
+  echo "$out"
+}
+field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# Largest multiple of `unit` <= value, at least `unit`.
+round_to() { awk -v v="$1" -v u="$2" 'BEGIN {n = int(v / u) * u; if (n < u) n = u; printf "%d", n}'; }
+
+# ---------------------------------------------------------------- grid
+rows=()
+for s in $sizes; do for p in $producer_counts; do for c in $capacities; do rows+=("$s $p $c"); done; done; done
+total_rows=${#rows[@]}
+((pingpong_n > 0)) && total_rows=$((total_rows + 1))
+start_time=$(date +%s)
+row_index=0
+progress() {
+  local now elapsed eta
+  now=$(date +%s); elapsed=$((now - start_time))
+  if ((row_index > 0)); then eta=$((elapsed * (total_rows - row_index) / row_index)); else eta="?"; fi
+  log "[row $((row_index + 1))/$total_rows, $((total_rows - row_index - 1)) left after it, ${elapsed}s elapsed, ~${eta}s left] $*"
+}
+
+declare -A result  # "row|design" -> median msgs/s (or ns per round trip)
+declare -A row_messages
+for row in "${rows[@]}"; do
+  read -r s p c <<<"$row"
+  unit=$((32 * p))  # N/P a multiple of 32 (moodycamel, docs/peers.md)
+  if [ -n "$fixed_messages" ]; then
+    n=$(round_to "$fixed_messages" "$unit")
+  else
+    # Calibration: one short run of each design; N such that the median
+    # design takes ~target_ms and the slowest at most max_ms.
+    progress "size=$s producers=$p capacity=$c: calibrating"
+    n0=$(round_to 8192 "$unit")
+    rates=()
+    for d in "${designs[@]}"; do
+      line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n0")
+      [ -n "$line" ] && rates+=("$(field msgs_per_sec "$line")")
+    done
+    if ((${#rates[@]} == 0)); then
+      n=$n0
+    else
+      med=$(median "${rates[@]}")
+      min=$(printf '%s\n' "${rates[@]}" | sort -g | head -1)
+      n=$(awk -v med="$med" -v min="$min" -v t="$target_ms" -v m="$max_ms" \
+            'BEGIN {n = med * t / 1000; cap = min * m / 1000; if (n > cap) n = cap; if (n < 4096) n = 4096; if (n > 50000000) n = 50000000; printf "%d", n}')
+      n=$(round_to "$n" "$unit")
+    fi
+  fi
+  row_messages["$row"]=$n
+  progress "size=$s producers=$p capacity=$c: $n messages x ${#designs[@]} designs x $reps reps"
+  declare -A samples=()
+  for ((r = 0; r < reps; r++)); do
+    # Interleaved repetitions; the starting design rotates per repetition.
+    count=${#designs[@]}
+    for ((k = 0; k < count; k++)); do
+      d=${designs[$(((k + r) % count))]}
+      line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n")
+      [ -n "$line" ] && samples["$d"]+="$(field msgs_per_sec "$line") "
+    done
+  done
+  for d in "${designs[@]}"; do
+    # shellcheck disable=SC2086
+    result["$row|$d"]=$(median ${samples[$d]:-})
+  done
+  unset samples
+  row_index=$((row_index + 1))
+done
+
+if ((pingpong_n > 0)); then
+  progress "ping-pong, size 24, $pingpong_n round trips x ${#designs[@]} designs x $reps reps"
+  declare -A samples=()
+  for ((r = 0; r < reps; r++)); do
+    count=${#designs[@]}
+    for ((k = 0; k < count; k++)); do
+      d=${designs[$(((k + r) % count))]}
+      line=$(run_one "$d" --pingpong --size=24 --messages="$pingpong_n")
+      [ -n "$line" ] && samples["$d"]+="$(field ns_per_roundtrip "$line") "
+    done
+  done
+  for d in "${designs[@]}"; do
+    # shellcheck disable=SC2086
+    result["pingpong|$d"]=$(median ${samples[$d]:-})
+  done
+  row_index=$((row_index + 1))
+fi
+failures=$(wc -l <"$build_dir/failures")
+log "done in $(($(date +%s) - start_time))s, $failures failed run(s)"
+
+# ---------------------------------------------------------------- table
+version() { "$@" 2>/dev/null | head -1; }
+echo "# leanchan against its peers: $(date -u +%Y-%m-%d)"
+echo
+echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -sr), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "- C++: $(version c++ --version), -O3 (Release); moodycamel: $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null || echo none)"
+if [ -n "$rust_bin" ]; then
+  echo "- Rust: $(version "${rustc_bin:-rustc}" --version), $(version "$cargo_bin" --version), crossbeam-channel $(dpkg-query -W -f='${Version}' librust-crossbeam-channel-dev 2>/dev/null), tokio $(dpkg-query -W -f='${Version}' librust-tokio-dev 2>/dev/null) (2 worker threads)"
+fi
+[ -n "$go_bin" ] && echo "- Go: $(version "$go_cmd" version), GOMAXPROCS default"
+echo "- median of $reps interleaved runs, one process per run; messages per run chosen per row (column N)${fixed_messages:+ (fixed: PEERS_MESSAGES=$fixed_messages)}"
+for line in "${skipped[@]}"; do echo "- skipped $line"; done
+((failures > 0)) && echo "- $failures run(s) failed (see stderr); their cells are the median of the rest or 'fail'"
+echo
+echo "Throughput in millions of messages per second (higher is better); ratio"
+echo "columns: leanchan's figure divided by the peer's (> 1: leanchan faster)."
+echo
+header="| size | P | cap | N |"
+rule="|---:|---:|---:|---:|"
+for d in "${designs[@]}"; do header+=" $d |"; rule+="---:|"; done
+for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+echo "$header"
+echo "$rule"
+declare -A logsum logcount
+fmt_rate() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.2f", v / 1e6}' || echo "fail"; }
+fmt_ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}' || echo "-"; }
+for row in "${rows[@]}"; do
+  read -r s p c <<<"$row"
+  line="| $s | $p | $c | ${row_messages[$row]} |"
+  for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") |"; done
+  for b in "${bases[@]}"; do
+    for q in "${peers[@]}"; do
+      a=${result[$row|$b]}; o=${result[$row|$q]}
+      line+=" $(fmt_ratio "$a" "$o") |"
+      if [ -n "$a" ] && [ -n "$o" ]; then
+        logsum["$b|$q"]=$(awk -v s="${logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
+        logcount["$b|$q"]=$((${logcount[$b|$q]:-0} + 1))
+      fi
+    done
+  done
+  echo "$line"
+done
+line="| **geomean** | | | |"
+for d in "${designs[@]}"; do line+=" |"; done
+for b in "${bases[@]}"; do
+  for q in "${peers[@]}"; do
+    if [ -n "${logcount[$b|$q]:-}" ]; then
+      line+=" **$(awk -v s="${logsum[$b|$q]}" -v n="${logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
+    else
+      line+=" - |"
+    fi
+  done
+done
+echo "$line"
+
+if ((pingpong_n > 0)); then
+  echo
+  echo "Ping-pong, 24-byte messages, two capacity-1 channels: ns per round trip"
+  echo "(lower is better); ratio columns: the peer's time divided by leanchan's"
+  echo "(> 1: leanchan faster)."
+  echo
+  header="| N |"; rule="|---:|"
+  for d in "${designs[@]}"; do header+=" $d |"; rule+="---:|"; done
+  for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+  echo "$header"
+  echo "$rule"
+  line="| $pingpong_n |"
+  for d in "${designs[@]}"; do
+    v=${result[pingpong|$d]}
+    line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) |"
+  done
+  for b in "${bases[@]}"; do
+    for q in "${peers[@]}"; do line+=" $(fmt_ratio "${result[pingpong|$q]}" "${result[pingpong|$b]}") |"; done
+  done
+  echo "$line"
+fi
+exit 0
