@@ -113,10 +113,6 @@ void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noex
   }
 }
 
-std::size_t BlockList::max_live_blocks(const BlockLayout& layout, std::uint32_t capacity) noexcept {
-  return (capacity + layout.slots - 1) / layout.slots + 1;  // ceil(C/b) + 1
-}
-
 std::size_t BlockList::live_blocks_locked() const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
@@ -141,9 +137,11 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   lock_list();
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
-    // 5a. The first block ever. Nothing has been received yet (there was
-    // nothing to receive), so the list starts at block 0.
-    tail = new_block(layout, 0);
+    // 5a. The list is empty: at creation, or after release_if_drained freed
+    // every block. Every claimed position lies at or after the receiver's
+    // block (rx_block_word_'s tag: 0 at creation), so the list restarts
+    // there and 5b extends it to the target.
+    tail = new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
     // release: see head(); the receiver may read head_ without the lock.
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
@@ -186,15 +184,16 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   return block;
 }
 
-void BlockList::retire_head_locked(const BlockLayout& layout, std::uint32_t capacity) noexcept {
+void BlockList::retire_head_locked(const BlockLayout& layout, std::size_t block_bound) noexcept {
   // Recycling: the fully consumed head leaves the list; it becomes the spare
-  // behind the tail if there is none and the bound allows, else it is freed.
+  // behind the tail if there is none and the bound allows (never when the
+  // bound is 0: Retention::kKeepNone), else it is freed.
   BlockHeader* old = head_.load(std::memory_order_relaxed);
   // relaxed: only the receiver calls this, and only the receiver reads
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  if (tail->next == nullptr && live_blocks_locked() + 1 <= max_live_blocks(layout, capacity)) {
+  if (tail->next == nullptr && live_blocks_locked() + 1 <= block_bound) {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     tail->next = old;
@@ -204,17 +203,20 @@ void BlockList::retire_head_locked(const BlockLayout& layout, std::uint32_t capa
   }
 }
 
-void BlockList::free_spare_locked(const BlockLayout& layout) noexcept {
+bool BlockList::free_spare_locked(const BlockLayout& layout) noexcept {
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  bool freed = false;
   if (tail != nullptr && tail->next != nullptr) {
     delete_block(tail->next, layout);
     tail->next = nullptr;
+    freed = true;
   }
   rx_block_word_.fetch_and(~kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
+  return freed;
 }
 
 BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                                     std::uint32_t capacity) noexcept {
+                                     std::size_t block_bound) noexcept {
   // Step 8.
   lock_list();
   const std::uint32_t target = block_tag(block_number);
@@ -224,7 +226,7 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
         !tag_is_after(target, head->number.load(std::memory_order_relaxed))) {
       break;
     }
-    retire_head_locked(layout, capacity);  // behind the receiver's index: fully consumed
+    retire_head_locked(layout, block_bound);  // behind the receiver's index: fully consumed
   }
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
@@ -233,7 +235,7 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
 }
 
 BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                                     std::uint32_t capacity) noexcept {
+                                     std::size_t block_bound) noexcept {
   // Step 9. Publishing the index under the lock is what lets a sender reuse
   // this block in place (step 5c): the lock orders the receiver's moves out
   // of the block before the sender's writes into it.
@@ -247,11 +249,11 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
     if (head != tail_block_.load(std::memory_order_relaxed)) {
-      retire_head_locked(layout, capacity);
+      retire_head_locked(layout, block_bound);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
       // and give the spare back (docs/design.md invariant 7: one block after a drain).
-      free_spare_locked(layout);
+      (void)free_spare_locked(layout);
     }
   }
   BlockHeader* after = head_.load(std::memory_order_relaxed);
@@ -259,11 +261,67 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   return after;
 }
 
-void BlockList::release_spare_if_any(const BlockLayout& layout) noexcept {
+bool BlockList::release_spare_if_any(const BlockLayout& layout) noexcept {
   // Step 10.
   lock_list();
-  free_spare_locked(layout);
+  const bool freed = free_spare_locked(layout);
   unlock_list();
+  return freed;
+}
+
+std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                            std::size_t& freed) noexcept {
+  const std::uint64_t slots = layout.slots;
+  const std::uint64_t boundary = (index + slots - 1) / slots * slots;
+  if (boundary != index) {
+    // seq_cst, as claim_position: the two RMWs on tail_position_ are ordered;
+    // if this one comes first, every later claim lands at or after the
+    // boundary, so positions index..boundary-1 are never claimed and their
+    // block, fully consumed up to `index`, can go.
+    std::uint64_t expected = index;
+    if (!tail_position_.compare_exchange_strong(expected, boundary, std::memory_order_seq_cst)) {
+      return index;  // a sender claimed `index` (or later): not drained
+    }
+  } else if (tail_position_.load(std::memory_order_seq_cst) != index) {
+    return index;
+  }
+  // Every position before `boundary` is consumed or never claimed; a claim
+  // from now on lies in block boundary / slots or later. A sender may
+  // already have opened that block (or later ones): the walk stops there.
+  const std::uint32_t target = block_tag(boundary / slots);
+  lock_list();
+  // relaxed: read and written under the lock (and the receiver's own reads).
+  const std::uint32_t rx_word = rx_block_word_.load(std::memory_order_relaxed);
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  BlockHeader* block = head_.load(std::memory_order_relaxed);
+  bool freed_spare = false;
+  while (block != nullptr && tag_is_after(target, block->number.load(std::memory_order_relaxed))) {
+    BlockHeader* next = block->next;  // after the tail: the spare, or null
+    const bool was_tail = block == tail;
+    delete_block(block, layout);
+    ++freed;
+    if (was_tail) {
+      if (next != nullptr) {
+        delete_block(next, layout);
+        ++freed;
+      }
+      freed_spare = true;
+      block = nullptr;
+      break;
+    }
+    block = next;
+  }
+  if (block == nullptr) {
+    head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
+    tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
+  } else {
+    head_.store(block, std::memory_order_relaxed);
+  }
+  rx_block_word_.store(
+      ((freed_spare ? 0 : rx_word & kMayHaveSpare) | (rx_word & kReceiverGone)) | target,
+      std::memory_order_relaxed);
+  unlock_list();
+  return boundary;
 }
 
 void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {

@@ -32,12 +32,18 @@ using leanchan::explore_test::send_with_notifier;
 // Two senders (one blocking, one try_send-first) and the receiver, across
 // block boundaries: FIFO per sender, every message once, no deadlock, and
 // never more than ceil(C/b) + 1 blocks.
+// With Retention::kKeepNone, or with the receiver calling shrink_to_fit
+// after every take, blocks are freed and the claim counter skips to a block
+// boundary while senders claim: the same checks, and at the end only the
+// control block is left.
 template <std::size_t B>
-void two_senders(std::size_t capacity, int per_sender) {
+void two_senders(std::size_t capacity, int per_sender,
+                 leanchan::Retention retention = leanchan::Retention::kKeepOne,
+                 bool shrink = false) {
   Counted::reset();
   {
-    auto tx_rx =
-        leanchan::channel<Counted, B>(capacity);  // not bound: Clang 14 cannot capture a binding
+    auto tx_rx = leanchan::channel<Counted, B>(
+        capacity, retention);  // not bound: Clang 14 cannot capture a binding
     auto& tx = tx_rx.first;
     auto& rx = tx_rx.second;
     const std::size_t b = std::min<std::size_t>(B, capacity);
@@ -67,8 +73,12 @@ void two_senders(std::size_t capacity, int per_sender) {
       if (!message) break;
       check(message->seq == next[message->sender]++, "FIFO per sender violated");
       check(rx.memory_usage() <= bound, "more than ceil(C/b)+1 blocks live");
+      if (shrink) (void)rx.shrink_to_fit();
     }
     join_all();
+    if (retention == leanchan::Retention::kKeepNone || shrink) {
+      check(rx.memory_usage() == 64, "a drained channel kept a block");
+    }
   }
   check(Counted::live() == 0, "a message was leaked or destroyed twice");
 }
@@ -89,6 +99,15 @@ TEST(Explore, TwoSendersBlockSize2Capacity2) {
 // spare both happen.
 TEST(Explore, RecyclingInPlaceAndTheSpare) {
   run_scenario("recycling, b=1, C=2, 2 each", 1, [] { two_senders<1>(2, 2); });
+}
+
+TEST(Explore, KeepNoneTwoSendersBlockSize2Capacity2) {
+  run_scenario("keep-none, 2 senders, b=2, C=2", 2,
+               [] { two_senders<2>(2, 1, leanchan::Retention::kKeepNone); });
+}
+TEST(Explore, ShrinkToFitRacingTwoSenders) {
+  run_scenario("shrink_to_fit, 2 senders, b=2, C=2", 2,
+               [] { two_senders<2>(2, 1, leanchan::Retention::kKeepOne, /*shrink=*/true); });
 }
 
 // close() racing a blocked send: the send either succeeds (its message is

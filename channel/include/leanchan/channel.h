@@ -16,10 +16,18 @@
 //     16 grows to alignof(T) for over-aligned T), made when a message needs
 //     it; so a capacity-1 channel holding one message costs 64 + 16 + S;
 //   - at most ceil(C/b) + 1 blocks are ever live;
-//   - after the receiver drains the channel, exactly one block is kept for
-//     reuse (64 + 16 + b*S bytes in all); a fully consumed block is reused in
-//     place, so ping-pong traffic allocates nothing after the first message,
-//     and traffic at constant depth allocates nothing once warm.
+//   - what a drained channel keeps is a policy chosen at creation,
+//     channel<T, B>(capacity, retention) (leanchan/fwd.h):
+//     Retention::kKeepOne (the default): exactly one block is kept for reuse
+//       (64 + 16 + b*S bytes in all); a fully consumed block is reused in
+//       place, so ping-pong traffic allocates nothing after the first
+//       message, and traffic at constant depth allocates nothing once warm.
+//     Retention::kKeepNone: a drained channel holds 64 bytes; each burst of n
+//       into an empty channel allocates ceil(n/b) blocks and frees them when
+//       drained, and a trickle of one message at a time into an empty
+//       channel costs one allocation and one free per message.
+//   - Receiver::shrink_to_fit() frees, on request, every block the messages
+//     held right now do not need (an empty channel goes back to 64 bytes).
 //
 // Errors: channel() throws std::invalid_argument for capacity 0 or above
 // kMaxCapacity (nothing is allocated then). A BlockSize outside 1..32 or a T
@@ -70,11 +78,14 @@ void validate_capacity(std::size_t capacity);
 // Creates a channel of `capacity` slots. Allocates only its 64-byte control
 // block. Throws std::invalid_argument if capacity is 0 or above kMaxCapacity.
 // kMaxCapacity and default_block_size are in leanchan/fwd.h.
+// `retention` (leanchan/fwd.h) chooses what the channel keeps when it drains:
+// Retention::kKeepOne (the default) or Retention::kKeepNone.
 template <class T, std::size_t BlockSize = default_block_size<T>>
-std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity) {
+std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(
+    std::size_t capacity, Retention retention = Retention::kKeepOne) {
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   internal::validate_capacity(capacity);
-  auto* state = new internal::ChannelState(static_cast<std::uint32_t>(capacity));
+  auto* state = new internal::ChannelState(static_cast<std::uint32_t>(capacity), retention);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
 

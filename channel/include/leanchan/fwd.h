@@ -19,6 +19,18 @@ inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
 template <class T>
 inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
 
+// What a channel keeps when it drains (chosen at creation; see channel.h).
+//   kKeepOne (the default): the last block stays for the next message, and
+//     one spare block may wait behind the tail while traffic flows: after
+//     warm-up, constant-depth traffic and ping-pong allocate nothing. Idle
+//     after a burst: the control block plus one block.
+//   kKeepNone: as soon as the channel is empty, every block goes back to the
+//     allocator (the next send starts a fresh block): idle after a burst,
+//     only the 64-byte control block. The price: a burst of n into an empty
+//     channel allocates ceil(n / b) blocks, and a trickle of one message at a
+//     time into an empty channel allocates and frees one block per message.
+enum class Retention : unsigned char { kKeepOne, kKeepNone };
+
 template <class T, std::size_t BlockSize = default_block_size<T>>
 class Sender;
 template <class T, std::size_t BlockSize = default_block_size<T>>

@@ -210,10 +210,23 @@ class Receiver {
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
   // Bytes the channel holds now (control block + live blocks). O(1).
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
+  // Frees every block the channel does not need for the messages it holds
+  // now: the spare, and, if it is empty, every block (the next send opens a
+  // fresh one). Returns the bytes freed. Safe at any time from the
+  // receiver's thread, senders sending meanwhile (a message claimed first
+  // keeps its block). Whatever the retention policy; allocates nothing.
+  // O(blocks freed), under the channel's list lock.
+  std::size_t shrink_to_fit() noexcept {
+    internal::ChannelState& state = *this->state();
+    const internal::BlockLayout layout = Ops::layout(state);
+    std::size_t freed = state.release_spare_if_any(layout) ? 1 : 0;
+    freed += Ops::release_if_drained(state, cursor_);
+    return freed * layout.bytes;
+  }
 
  private:
   template <class U, std::size_t B>
-  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity);
+  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity, Retention retention);
   friend class RecvManyAwaitable<T, BlockSize>;
 
   // A message is published at the receiver's position, or the channel has

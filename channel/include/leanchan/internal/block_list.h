@@ -63,14 +63,27 @@ class BlockList {
   }
   // Step 8: makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.
+  // `block_bound`: live blocks allowed when a retired block stays as the
+  // spare: ceil(C/b) + 1, or 0 to keep no spare (Retention::kKeepNone).
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                            std::uint32_t capacity) noexcept;
+                            std::size_t block_bound) noexcept;
   // Step 9: the receiver took the last slot of block `block_number`.
   // Returns the head block afterwards (the receiver caches it).
   BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                            std::uint32_t capacity) noexcept;
+                            std::size_t block_bound) noexcept;
   // Step 10: the channel looked drained; give back the spare block, if kept.
-  void release_spare_if_any(const BlockLayout& layout) noexcept;
+  // True if there was one.
+  bool release_spare_if_any(const BlockLayout& layout) noexcept;
+  // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
+  // position. If nothing is claimed at or after it, moves the claim counter
+  // to the end of index's block (one CAS: a claim either came first, and
+  // nothing happens, or comes after, in a new block), then under the lock
+  // frees every block before the one holding the new index, and the spare.
+  // Returns the receiver's new index: the block boundary, or `index`
+  // unchanged if a sender claimed first; adds the blocks freed to `freed`.
+  // O(blocks freed).
+  std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                   std::size_t& freed) noexcept;
   bool may_have_spare() const noexcept {
     // relaxed: written only under the lock by this (the receiver's) thread.
     return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;
@@ -105,9 +118,8 @@ class BlockList {
 
   static BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
-  static std::size_t max_live_blocks(const BlockLayout& layout, std::uint32_t capacity) noexcept;
-  void retire_head_locked(const BlockLayout& layout, std::uint32_t capacity) noexcept;
-  void free_spare_locked(const BlockLayout& layout) noexcept;
+  void retire_head_locked(const BlockLayout& layout, std::size_t block_bound) noexcept;
+  bool free_spare_locked(const BlockLayout& layout) noexcept;
   std::size_t live_blocks_locked() const noexcept;
 
   Atomic<std::uint64_t> tail_position_{0};

@@ -134,16 +134,34 @@ struct ChannelOps {
     out.emplace(std::move(*stored));
     stored->~T();
     cursor.index = index + 1;
-    if (slot == block_slots - 1) {
+    const bool last_slot = slot == block_slots - 1;
+    if (last_slot) {
       cursor.head = state.finish_block(number, Shape::layout_for(block_slots));  // step 9
-    } else if ((bits & (std::uint32_t{2} << slot)) == 0 && state.may_have_spare() &&
-               index + 1 == state.tail_position()) {
-      // Step 10. The next slot's bit (already read, from this block's line)
-      // is checked first, so a deep queue never reads the shared words.
-      state.release_spare_if_any(Shape::layout_for(block_slots));
+    }
+    // Step 10. The next slot's bit (already read, from this block's line) is
+    // checked first, so a deep queue never reads the shared words.
+    if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
+        (state.keeps_none() || (!last_slot && state.may_have_spare())) &&
+        index + 1 == state.tail_position()) {
+      if (state.keeps_none()) {
+        (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
+      } else {
+        (void)state.release_spare_if_any(Shape::layout_for(block_slots));
+      }
     }
     state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound
     return true;
+  }
+
+  // Receiver thread only. If nothing is claimed past the receiver's index,
+  // frees every block (the next message starts a fresh one) and moves the
+  // index to the block boundary the claim counter moved to.
+  // Returns the blocks freed.
+  static std::size_t release_if_drained(ChannelState& state, Cursor& cursor) noexcept {
+    std::size_t freed = 0;
+    cursor.index = state.release_if_drained(cursor.index, Shape::layout_for(cursor.slots), freed);
+    cursor.head = state.head();  // the block it cached may be gone
+    return freed;
   }
 
   // Last handle only: no other thread can touch the channel, and every

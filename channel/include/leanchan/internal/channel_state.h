@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "leanchan/fwd.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/block_list.h"
@@ -36,11 +37,13 @@ namespace leanchan::internal {
 
 class ChannelState {
  public:
-  explicit ChannelState(std::uint32_t capacity) noexcept : capacity_(capacity) {}
+  ChannelState(std::uint32_t capacity, Retention retention) noexcept
+      : capacity_(capacity), keep_none_(retention == Retention::kKeepNone) {}
   ChannelState(const ChannelState&) = delete;
   ChannelState& operator=(const ChannelState&) = delete;
 
   std::uint32_t capacity() const noexcept { return capacity_; }
+  bool keeps_none() const noexcept { return keep_none_; }
 
   // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
@@ -113,15 +116,26 @@ class ChannelState {
   BlockHeader* head() const noexcept { return blocks_.head(); }
   std::uint64_t tail_position() const noexcept { return blocks_.tail_position(); }
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.advance_head(block_number, layout, capacity_);
+    return blocks_.advance_head(block_number, layout, block_bound(layout));
   }
   BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.finish_block(block_number, layout, capacity_);
+    return blocks_.finish_block(block_number, layout, block_bound(layout));
   }
-  void release_spare_if_any(const BlockLayout& layout) noexcept {
-    blocks_.release_spare_if_any(layout);
+  // Live blocks allowed with a spare: ceil(C/b) + 1 (docs/design.md
+  // invariant 6); 0 under Retention::kKeepNone, which keeps no spare.
+  std::size_t block_bound(const BlockLayout& layout) const noexcept {
+    return keep_none_ ? 0 : (capacity_ + layout.slots - 1) / layout.slots + 1;
+  }
+  bool release_spare_if_any(const BlockLayout& layout) noexcept {
+    return blocks_.release_spare_if_any(layout);
   }
   bool may_have_spare() const noexcept { return blocks_.may_have_spare(); }
+  // Frees every block not needed for a message, if the channel is drained
+  // at `index`; returns the receiver's index afterwards (block_list.h).
+  std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                   std::size_t& freed) noexcept {
+    return blocks_.release_if_drained(index, layout, freed);
+  }
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
     blocks_.forget_consumed(index, layout);
   }
@@ -193,6 +207,7 @@ class ChannelState {
   WaiterQueue waiters_;    // waiting senders and watchers
   Lifetime lifetime_;      // sender and handle counts
   const std::uint32_t capacity_;
+  const bool keep_none_;  // Retention::kKeepNone (in what was padding)
 
   friend struct ControlBlockLayout;
 };
@@ -212,7 +227,7 @@ static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kPermitWor
                   ControlBlockLayout::kLifetime == 48,
               "leanchan: the control block's parts moved (docs/design.md, 'Control block')");
 
-static_assert(sizeof(ChannelState) <= 64,
+static_assert(sizeof(ChannelState) == 64,
               "leanchan: the control block must fit in 64 bytes (docs/memory.md)");
 
 }  // namespace leanchan::internal

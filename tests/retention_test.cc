@@ -1,0 +1,171 @@
+// Retention policies and shrink_to_fit: what a channel keeps when it drains,
+// asserted to the byte with the profiler's counting hook.
+//
+// Formulas (S = sizeof(T) = 24 here, b = slots per block, header 16 B):
+//   a block of b slots: 16 + b * S bytes; the control block: 64 bytes.
+//   kKeepNone, drained: 64. A burst of n into an empty channel: ceil(n / b)
+//     allocations; one message at a time: one allocation and one free each.
+//   kKeepOne, drained after a burst: 64 + one block (the spare goes too).
+//   shrink_to_fit on an empty channel: back to 64, whatever the policy.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "leanchan/channel.h"
+#include "leanchan/profiler/heap_probe.h"
+#include "test_support.h"
+
+namespace {
+
+using leanchan::Retention;
+using leanchan::profiler::HeapProbe;
+using leanchan::testing::Tracked;
+
+struct Message {
+  std::array<unsigned char, 24> bytes{};
+};
+constexpr std::int64_t kControl = 64;
+constexpr std::int64_t block_bytes(std::int64_t slots) {
+  return 16 + slots * 24;
+}
+
+TEST(Retention, KeepNoneBurstAllocatesCeilNOverBAndDrainsToTheControlBlock) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 8>(16, Retention::kKeepNone);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  EXPECT_EQ(probe.live_bytes(), kControl);
+  for (int round = 0; round < 3; ++round) {
+    const std::uint64_t allocations = probe.allocations();
+    for (int i = 0; i < 16; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());
+    EXPECT_EQ(probe.allocations() - allocations, 2u);  // ceil(16 / 8)
+    EXPECT_EQ(probe.live_bytes(), kControl + 2 * block_bytes(8));
+    for (int i = 0; i < 16; ++i) ASSERT_TRUE(rx.try_recv().ok());
+    EXPECT_EQ(probe.live_bytes(), kControl) << "round " << round;
+    EXPECT_EQ(rx.memory_usage(), static_cast<std::size_t>(kControl));
+  }
+}
+
+TEST(Retention, KeepNoneTrickleCostsOneAllocationAndOneFreePerMessage) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 8>(16, Retention::kKeepNone);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(tx.try_send(Message{}).ok());
+    EXPECT_EQ(probe.live_bytes(), kControl + block_bytes(8));
+    ASSERT_TRUE(rx.try_recv().ok());
+    EXPECT_EQ(probe.live_bytes(), kControl);
+    EXPECT_TRUE(rx.is_empty());
+  }
+  EXPECT_EQ(probe.allocations(), 1u + 20u);  // the control block, then one block per message
+  EXPECT_EQ(probe.frees(), 20u);
+}
+
+TEST(Retention, KeepNoneWithMessagesLeftKeepsTheirBlock) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<int, 4>(16, Retention::kKeepNone);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(tx.try_send(int{i}).ok());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(rx.try_recv().value(), i);
+  // One message left in the second block: that block stays, the first went.
+  EXPECT_EQ(rx.memory_usage(), 64u + (16u + 4u * sizeof(int)));
+  EXPECT_EQ(rx.try_recv().value(), 5);
+  EXPECT_EQ(rx.memory_usage(), 64u);
+}
+
+TEST(Retention, KeepOneKeepsOneBlockAfterADrain) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 8>(16);  // the default: kKeepOne
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());
+  for (int i = 0; i < 16; ++i) ASSERT_TRUE(rx.try_recv().ok());
+  EXPECT_EQ(probe.live_bytes(), kControl + block_bytes(8));
+  // The kept block serves the next burst's first 8 messages.
+  const std::uint64_t allocations = probe.allocations();
+  for (int i = 0; i < 8; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());
+  EXPECT_EQ(probe.allocations(), allocations);
+}
+
+TEST(ShrinkToFit, EmptyChannelGoesBackToTheControlBlockAndStaysUsable) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<int, 4>(16);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(tx.try_send(int{i}).ok());
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(rx.try_recv().value(), i);
+  const std::size_t held = rx.memory_usage();
+  ASSERT_GT(held, 64u);
+  EXPECT_EQ(rx.shrink_to_fit(), held - 64u);  // exactly what memory_usage drops by
+  EXPECT_EQ(rx.memory_usage(), 64u);
+  EXPECT_EQ(probe.live_bytes(), 64);
+  EXPECT_EQ(rx.shrink_to_fit(), 0u);  // nothing more to give
+  // Mid-block (index 10 of 4-slot blocks): the next messages start a fresh
+  // block, in order, and len() counts them.
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(tx.try_send(100 + i).ok());
+  EXPECT_EQ(rx.len(), 7u);
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(rx.try_recv().value(), 100 + i);
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+}
+
+TEST(ShrinkToFit, QueuedMessagesKeepTheirBlocks) {
+  auto tx_rx = leanchan::channel<int, 4>(16);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(tx.try_send(int{i}).ok());
+  const std::size_t held = rx.memory_usage();
+  EXPECT_EQ(rx.shrink_to_fit(), 0u);
+  EXPECT_EQ(rx.memory_usage(), held);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(rx.try_recv().value(), i);
+}
+
+// A receiver that shrinks between receives (or a keep-none channel) while
+// producers send: every message once, in order per producer, every value
+// destroyed once, and the channel back to its control block at the end.
+void stress(Retention retention, bool shrink, std::size_t capacity) {
+  Tracked::reset();
+  constexpr int kProducers = 3;
+  const auto per_producer =
+      static_cast<std::uint64_t>(std::max(1.0, 20000.0 * leanchan::testing::stress_scale()));
+  {
+    auto tx_rx = leanchan::channel<Tracked, 4>(capacity, retention);
+    auto& rx = tx_rx.second;
+    std::vector<std::thread> producers;
+    for (int p = 0; p < kProducers; ++p) {
+      producers.emplace_back([tx = tx_rx.first, p, per_producer]() mutable {
+        for (std::uint64_t i = 0; i < per_producer; ++i) {
+          ASSERT_TRUE(tx.send(Tracked(static_cast<std::uint64_t>(p) << 32 | i)).ok());
+        }
+      });
+    }
+    { auto gone = std::move(tx_rx.first); }
+    std::vector<std::uint64_t> next(kProducers, 0);
+    std::uint64_t count = 0;
+    while (std::optional<Tracked> message = rx.recv()) {
+      const std::uint64_t producer = message->value >> 32;
+      ASSERT_EQ(message->value & 0xffffffffu, next[producer]);
+      ++next[producer];
+      if (shrink && ++count % 3 == 0) (void)rx.shrink_to_fit();
+    }
+    for (auto& t : producers) t.join();
+    for (auto n : next) EXPECT_EQ(n, per_producer);
+    (void)rx.shrink_to_fit();
+    EXPECT_EQ(rx.memory_usage(), 64u);
+  }
+  EXPECT_EQ(Tracked::live(), 0);
+}
+
+TEST(Retention, KeepNoneUnderConcurrentProducers) {
+  for (std::size_t capacity : {1u, 3u, 16u}) stress(Retention::kKeepNone, false, capacity);
+}
+
+TEST(ShrinkToFit, WhileProducersSend) {
+  for (std::size_t capacity : {1u, 5u, 64u}) stress(Retention::kKeepOne, true, capacity);
+}
+
+}  // namespace
