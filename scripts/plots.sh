@@ -54,7 +54,8 @@ done
 
 echo "plots.sh: many channels (10,000)" >&2
 "$memtable" --format=csv --tables=many --many_channels=10000 --designs=leanchan-b8,tokio-style |
-  awk -F, '$1 == "many_channels" {print $3, $6, $7, $8, $9, $10, $11}' >"$data/many.txt"
+  awk -F, '$1 == "many_channels" {name = $3; if ($13 != "-") name = name "/keep-" $13
+                                 print name, $6, $7, $8, $9, $10, $11}' >"$data/many.txt"
 gnuplot <<GNUPLOT
 set terminal $terminal
 set output "$out/many_channels.$ext"
@@ -62,7 +63,8 @@ set title "Bytes per channel, 10,000 channels of capacity 16, burst of 16 (glibc
 set style data histograms; set style histogram clustered gap 1; set style fill solid 0.8
 set ylabel "bytes per channel"; set grid ytics; set key top left
 set xtics ("heap idle" 0, "heap burst" 1, "heap drained" 2, "RSS idle" 3, "RSS burst" 4, "RSS drained" 5)
-plot "< grep '^leanchan-b8 ' $data/many.txt | tr ' ' '\n' | tail -n +2" using 1 title "leanchan-b8", \
+plot "< grep '^leanchan-b8/keep-one ' $data/many.txt | tr ' ' '\n' | tail -n +2" using 1 title "leanchan-b8 (keep one)", \
+     "< grep '^leanchan-b8/keep-none ' $data/many.txt | tr ' ' '\n' | tail -n +2" using 1 title "leanchan-b8 (keep none)", \
      "< grep '^tokio-style ' $data/many.txt | tr ' ' '\n' | tail -n +2" using 1 title "tokio-style"
 GNUPLOT
 

@@ -68,14 +68,41 @@ TEST(Memtable, TokioStyleRowsMatchTokiosFormulaExactly) {
   EXPECT_EQ(big.drain, 131376);
 }
 
+leanchan::report::RawOptions defaults();
+
 TEST(Memtable, ManyChannelsHeapFiguresAreExactPerChannel) {
   const auto* design = find_design("leanchan-b8");
   ASSERT_NE(design, nullptr);
-  const auto row = design->many_channels(1000, 16, 16);
+  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepOne);
   constexpr double kBlock = 16 + 8 * 24;  // capacity 16 >= B = 8: 8 slots per block
   EXPECT_EQ(row.heap_idle, 64.0);
   EXPECT_EQ(row.heap_burst, 64.0 + 2 * kBlock);  // ceil(16 / 8) blocks
   EXPECT_EQ(row.heap_drained, 64.0 + kBlock);
+  EXPECT_EQ(row.retain, "one");
+  EXPECT_EQ(row.burst2_allocs, 1.0);  // the kept block serves 8, one more for the other 8
+}
+
+TEST(Memtable, ManyChannelsKeepNoneDrainsToTheControlBlock) {
+  const auto* design = find_design("leanchan-b8");
+  ASSERT_NE(design, nullptr);
+  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepNone);
+  constexpr double kBlock = 16 + 8 * 24;
+  EXPECT_EQ(row.heap_burst, 64.0 + 2 * kBlock);
+  EXPECT_EQ(row.heap_drained, 64.0);  // no block kept
+  EXPECT_EQ(row.retain, "none");
+  EXPECT_EQ(row.burst2_allocs, 2.0);  // ceil(16 / 8), the price of keeping none
+}
+
+TEST(Memtable, RetainFlagIsValidated) {
+  leanchan::report::RawOptions raw = defaults();
+  raw.retain = "one,some";
+  const auto options = leanchan::report::validate_options(raw);
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().message(), "--retain: unknown policy 'some' (known: none, one)");
+  raw.retain = "one,one";
+  const auto deduplicated = leanchan::report::validate_options(raw);
+  ASSERT_TRUE(deduplicated.ok());
+  EXPECT_EQ(deduplicated->retentions.size(), 1u);
 }
 
 leanchan::report::RawOptions defaults() {

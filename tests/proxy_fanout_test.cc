@@ -33,9 +33,11 @@ TEST(ProxyFanout, LeanchanLosesNothingAndGivesMemoryBack) {
   EXPECT_EQ(report.duplicated, 0u);
   EXPECT_GT(report.services_removed, 100u);
   EXPECT_EQ(report.channel_bytes_idle, 64.0);
-  // One block: min(default block size 21, capacity 16) = 16 slots of 24 bytes.
-  constexpr double kBlockBytes = 16 + 16 * 24.0;
-  EXPECT_LE(report.heap_drained - report.heap_idle, kBlockBytes);
+  // Retention::kKeepNone: every drained channel is back to its control
+  // block, so the proxy's heap per service after the drain is no more than
+  // it was idle (the proxy's own tables were sized up front; churn may
+  // leave them a little smaller).
+  EXPECT_LE(report.heap_drained, report.heap_idle);
 }
 
 TEST(ProxyFanout, TokioStyleBaselineLosesNothing) {

@@ -29,7 +29,11 @@ struct Leanchan {
   static constexpr std::string_view kName = "leanchan";
   using Tx = leanchan::Sender<HealthEvent>;
   using Rx = leanchan::Receiver<HealthEvent>;
-  static auto make(std::size_t capacity) { return leanchan::channel<HealthEvent>(capacity); }
+  // Health events are small and rare: a drained service channel keeps no
+  // block (Retention::kKeepNone), so an idle service costs 64 heap bytes.
+  static auto make(std::size_t capacity) {
+    return leanchan::channel<HealthEvent>(capacity, leanchan::Retention::kKeepNone);
+  }
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) { entry.watch(rx); }
   static bool arm(Rx& rx) { return rx.arm_notifier(); }
   static void unwatch(Rx& rx) { rx.clear_notifier(); }

@@ -60,13 +60,16 @@ Design leanchan_design() {
     row.capacity = capacity;
     return row;
   };
-  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst) {
+  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
+                            Retention retention) {
     ManyChannelsRow row = measure_many_channels<Message<24>>(
-        [](std::size_t c) { return leanchan::channel<Message<24>, B>(c); }, channels, capacity,
-        burst);
+        [retention](std::size_t c) { return leanchan::channel<Message<24>, B>(c, retention); },
+        channels, capacity, burst);
     row.design = absl::StrCat("leanchan-b", B);
+    row.retain = retention == Retention::kKeepNone ? "none" : "one";
     return row;
   };
+  design.has_retention = true;
   return design;
 }
 
@@ -111,7 +114,8 @@ Design tokio_design() {
     row.capacity = capacity;
     return row;
   };
-  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst) {
+  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
+                            Retention) {
     ManyChannelsRow row = measure_many_channels<Message<24>>(
         [](std::size_t c) { return tokio_style::channel<Message<24>>(c); }, channels, capacity,
         burst);

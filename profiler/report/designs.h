@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "leanchan/fwd.h"
 #include "memtable.h"
 
 namespace leanchan::report {
+
+using leanchan::Retention;
 
 struct Design {
   std::string name;        // e.g. "leanchan-b8", "tokio-style"
@@ -17,9 +20,12 @@ struct Design {
   std::string formulas;    // create / fill / drain, in words for the legend
   // Measures one (message size, capacity); the size must be supported.
   std::function<MemoryRow(std::size_t message_bytes, std::size_t capacity)> measure;
-  // Many channels of 24-byte messages.
-  std::function<ManyChannelsRow(std::size_t channels, std::size_t capacity, std::size_t burst)>
+  // Many channels of 24-byte messages, made with `retention` (designs
+  // without a retention policy ignore it; has_retention says which).
+  std::function<ManyChannelsRow(std::size_t channels, std::size_t capacity, std::size_t burst,
+                                Retention retention)>
       many_channels;
+  bool has_retention = false;
 };
 
 // Every design, in report order.

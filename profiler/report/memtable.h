@@ -6,6 +6,7 @@
 #define LEANCHAN_PROFILER_REPORT_MEMTABLE_H_
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -79,6 +80,11 @@ struct ManyChannelsRow {
   double rss_idle = 0, rss_burst = 0, rss_drained = 0;
   // After the drain, once the allocator was asked to return free memory.
   double rss_trimmed = 0;
+  // The retention policy: "one", "none", or "-" for a design without one.
+  std::string retain = "-";
+  // The cost of the policy: a second burst into the drained channels,
+  // allocations per channel and nanoseconds per message sent (try_send).
+  double burst2_allocs = 0, burst2_ns_per_msg = 0;
 };
 
 inline double per_channel(std::int64_t bytes, std::size_t channels) {
@@ -123,6 +129,18 @@ ManyChannelsRow measure_many_channels(MakeChannel make, std::size_t channels, st
     row.rss_drained = per_channel(resident_now() - rss_before, channels);
     profiler::release_free_memory();
     row.rss_trimmed = per_channel(resident_now() - rss_before, channels);
+    // The policy's price: a second burst into the drained channels.
+    const std::uint64_t allocations = profiler::read_heap_counters().allocations;
+    const auto started = std::chrono::steady_clock::now();
+    for (auto& pair : pairs) {
+      for (std::size_t m = 0; m < burst; ++m) (void)pair.first.try_send(T{});
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    row.burst2_allocs = per_channel(
+        static_cast<std::int64_t>(profiler::read_heap_counters().allocations - allocations),
+        channels);
+    row.burst2_ns_per_msg = burst == 0 ? 0 : seconds * 1e9 / static_cast<double>(channels * burst);
   }
   return row;
 }

@@ -35,6 +35,8 @@ ABSL_FLAG(std::string, many_channels, "1000,100000",
           "Comma-separated channel counts for the many-channels table, or none");
 ABSL_FLAG(std::size_t, many_capacity, 16, "Capacity of each channel in the many-channels table");
 ABSL_FLAG(std::size_t, burst, 16, "Messages sent into every channel in the many-channels table");
+ABSL_FLAG(std::string, retain, "none,one",
+          "Retention policies measured in the many-channels table (leanchan designs): none, one");
 ABSL_FLAG(std::string, tables, "memory,many",
           "Tables to print: memory (create/fill/drain), many (many channels), or both");
 
@@ -50,7 +52,7 @@ int fail(const std::string& message) {
 // memory an earlier row freed (or kept). The child sends the numbers back
 // through a pipe. Returns false if the child could not run or report.
 bool measure_in_child(const leanchan::report::Design& design, std::size_t channels,
-                      std::size_t capacity, std::size_t burst,
+                      std::size_t capacity, std::size_t burst, leanchan::Retention retention,
                       leanchan::report::ManyChannelsRow* row) {
   int fds[2];
   if (::pipe(fds) != 0) return false;
@@ -59,15 +61,16 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   if (child < 0) return false;
   if (child == 0) {
     ::close(fds[0]);
-    const auto measured = design.many_channels(channels, capacity, burst);
-    const double numbers[7] = {measured.heap_idle,  measured.heap_burst, measured.heap_drained,
-                               measured.rss_idle,   measured.rss_burst,  measured.rss_drained,
-                               measured.rss_trimmed};
+    const auto measured = design.many_channels(channels, capacity, burst, retention);
+    const double numbers[9] = {
+        measured.heap_idle,   measured.heap_burst,    measured.heap_drained,
+        measured.rss_idle,    measured.rss_burst,     measured.rss_drained,
+        measured.rss_trimmed, measured.burst2_allocs, measured.burst2_ns_per_msg};
     const bool sent = ::write(fds[1], numbers, sizeof(numbers)) == sizeof(numbers);
     ::_exit(sent ? 0 : 1);
   }
   ::close(fds[1]);
-  double numbers[7];
+  double numbers[9];
   const ssize_t got = ::read(fds[0], numbers, sizeof(numbers));
   ::close(fds[0]);
   int status = 0;
@@ -84,6 +87,10 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   row->rss_burst = numbers[4];
   row->rss_drained = numbers[5];
   row->rss_trimmed = numbers[6];
+  row->burst2_allocs = numbers[7];
+  row->burst2_ns_per_msg = numbers[8];
+  if (design.has_retention)
+    row->retain = retention == leanchan::Retention::kKeepNone ? "none" : "one";
   return true;
 }
 
@@ -112,6 +119,7 @@ int main(int argc, char** argv) {
   raw.many_capacity = absl::GetFlag(FLAGS_many_capacity);
   raw.burst = absl::GetFlag(FLAGS_burst);
   raw.tables = absl::GetFlag(FLAGS_tables);
+  raw.retain = absl::GetFlag(FLAGS_retain);
   auto options = leanchan::report::validate_options(raw);
   if (!options.ok()) return fail(std::string(options.status().message()));
   if (!leanchan::profiler::heap_hook_active()) {
@@ -133,11 +141,15 @@ int main(int argc, char** argv) {
   std::vector<leanchan::report::ManyChannelsRow> many;
   for (std::size_t count : options->many_channels) {
     for (const auto* design : options->designs) {
-      leanchan::report::ManyChannelsRow row;
-      if (!measure_in_child(*design, count, options->many_capacity, options->burst, &row)) {
-        return fail("the many-channels measurement for " + design->name + " failed");
+      for (leanchan::Retention retention : options->retentions) {
+        leanchan::report::ManyChannelsRow row;
+        if (!measure_in_child(*design, count, options->many_capacity, options->burst, retention,
+                              &row)) {
+          return fail("the many-channels measurement for " + design->name + " failed");
+        }
+        many.push_back(row);
+        if (!design->has_retention) break;  // one row: the policy does not apply
       }
-      many.push_back(row);
     }
   }
 

@@ -121,6 +121,24 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   if (!memory && !many) return absl::InvalidArgumentError("--tables: the list is empty");
   options.memory_table = memory;
   if (!many) options.many_channels.clear();
+
+  options.retentions.clear();
+  for (absl::string_view policy : absl::StrSplit(raw.retain, ',', absl::SkipWhitespace())) {
+    Retention retention;
+    if (policy == "none") {
+      retention = Retention::kKeepNone;
+    } else if (policy == "one") {
+      retention = Retention::kKeepOne;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--retain: unknown policy '", policy, "' (known: none, one)"));
+    }
+    if (std::find(options.retentions.begin(), options.retentions.end(), retention) ==
+        options.retentions.end()) {
+      options.retentions.push_back(retention);
+    }
+  }
+  if (options.retentions.empty()) return absl::InvalidArgumentError("--retain: the list is empty");
   return options;
 }
 

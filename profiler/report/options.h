@@ -21,6 +21,7 @@ struct RawOptions {
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
   std::string tables = "memory,many";  // which tables to print
+  std::string retain = "none,one";     // retention policies for the many-channels table
 };
 
 struct ReportOptions {
@@ -32,6 +33,7 @@ struct ReportOptions {
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
   bool memory_table = true;
+  std::vector<Retention> retentions = {Retention::kKeepNone, Retention::kKeepOne};
 };
 
 // InvalidArgument with a one-line message naming the flag and the value.
