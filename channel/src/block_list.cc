@@ -87,7 +87,13 @@ BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
 
 BlockHeader* BlockList::new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
   void* memory = nullptr;
-  if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+  if (layout.resource != nullptr) {
+    try {
+      memory = layout.resource->allocate(layout.bytes, layout.alignment);
+    } catch (...) {
+      memory = nullptr;  // the resource's failure, handled as operator new's below
+    }
+  } else if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     memory = ::operator new(layout.bytes, std::align_val_t(layout.alignment), std::nothrow);
   } else {
     memory = ::operator new(layout.bytes, std::nothrow);
@@ -106,7 +112,9 @@ BlockHeader* BlockList::new_block(const BlockLayout& layout, std::uint32_t tag) 
 
 void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noexcept {
   block->~BlockHeader();
-  if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+  if (layout.resource != nullptr) {
+    layout.resource->deallocate(block, layout.bytes, layout.alignment);
+  } else if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     ::operator delete(block, layout.bytes, std::align_val_t(layout.alignment));
   } else {
     ::operator delete(block, layout.bytes);

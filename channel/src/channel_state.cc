@@ -52,8 +52,40 @@ void ChannelState::detach_receive_node() noexcept {
   unlock_list();
 }
 
+ChannelState* ChannelState::create(std::uint32_t capacity, Retention retention,
+                                   std::pmr::memory_resource* resource) {
+  if (resource == nullptr) return new ChannelState(capacity, retention, false);
+  void* memory =
+      resource->allocate(sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
+  auto* both =
+      ::new (memory) ChannelStateWithResource{ChannelState(capacity, retention, true), resource};
+  return &both->state;
+}
+
+void ChannelState::destroy(ChannelState* state) noexcept {
+  if (!state->has_resource_) {
+    delete state;
+    return;
+  }
+  // The state is the first member of a standard-layout struct: the two
+  // addresses are the same (pointer-interconvertible).
+  auto* both = reinterpret_cast<ChannelStateWithResource*>(state);
+  std::pmr::memory_resource* resource = both->resource;
+  both->~ChannelStateWithResource();
+  resource->deallocate(both, sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
+}
+
+std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
+  if (!has_resource_) return nullptr;
+  return reinterpret_cast<const ChannelStateWithResource*>(this)->resource;
+}
+
+std::size_t ChannelState::control_bytes() const noexcept {
+  return has_resource_ ? sizeof(ChannelStateWithResource) : sizeof(ChannelState);
+}
+
 std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {
-  return sizeof(ChannelState) + blocks_.live_blocks() * layout.bytes;
+  return control_bytes() + blocks_.live_blocks() * layout.bytes;
 }
 
 }  // namespace leanchan::internal

@@ -29,11 +29,15 @@
 //   - Receiver::shrink_to_fit() frees, on request, every block the messages
 //     held right now do not need (an empty channel goes back to 64 bytes).
 //
+//   - with ChannelOptions::memory (a std::pmr::memory_resource), the control
+//     block (64 + 8 bytes) and every block come from the resource instead.
+//
 // Errors: channel() throws std::invalid_argument for capacity 0 or above
-// kMaxCapacity (nothing is allocated then). A BlockSize outside 1..32 or a T
-// that is not nothrow-movable fails to compile with a message saying so. If
-// allocating a block fails, the process is aborted with a message: a slot
-// index is already claimed at that point and cannot be given back.
+// kMaxCapacity (nothing is allocated then), and std::bad_alloc (or what the
+// memory resource throws) if the control block cannot be allocated. A BlockSize outside 1..32 or a
+// T that is not nothrow-movable fails to compile with a message saying so. If allocating a block
+// fails, the process is aborted with a message: a slot index is already claimed at that point and
+// cannot be given back.
 //
 // Progress: a send that finds room and whose block exists takes no lock;
 // opening a block (once per b messages) and finishing one on the receiver's
@@ -78,15 +82,25 @@ void validate_capacity(std::size_t capacity);
 // Creates a channel of `capacity` slots. Allocates only its 64-byte control
 // block. Throws std::invalid_argument if capacity is 0 or above kMaxCapacity.
 // kMaxCapacity and default_block_size are in leanchan/fwd.h.
-// `retention` (leanchan/fwd.h) chooses what the channel keeps when it drains:
-// Retention::kKeepOne (the default) or Retention::kKeepNone.
+// `options` (leanchan/fwd.h): what the channel keeps when it drains
+// (Retention::kKeepOne by default, or kKeepNone) and where its memory comes
+// from (the global operator new by default, or a std::pmr::memory_resource).
+// Throws std::bad_alloc (or what the resource throws) if the control block
+// cannot be allocated.
 template <class T, std::size_t BlockSize = default_block_size<T>>
-std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(
-    std::size_t capacity, Retention retention = Retention::kKeepOne) {
+std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity,
+                                                                ChannelOptions options = {}) {
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   internal::validate_capacity(capacity);
-  auto* state = new internal::ChannelState(static_cast<std::uint32_t>(capacity), retention);
+  auto* state = internal::ChannelState::create(static_cast<std::uint32_t>(capacity),
+                                               options.retention, options.memory);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
+}
+// channel<T, B>(capacity, Retention::kKeepNone): the same, with the default memory.
+template <class T, std::size_t BlockSize = default_block_size<T>>
+std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity,
+                                                                Retention retention) {
+  return channel<T, BlockSize>(capacity, ChannelOptions{retention, nullptr});
 }
 
 }  // namespace leanchan

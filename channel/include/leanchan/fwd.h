@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory_resource>
 
 namespace leanchan {
 
@@ -30,6 +31,20 @@ inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / 
 //     channel allocates ceil(n / b) blocks, and a trickle of one message at a
 //     time into an empty channel allocates and frees one block per message.
 enum class Retention : unsigned char { kKeepOne, kKeepNone };
+
+// How a channel is made (channel.h):
+//   channel<T>(1024, {.retention = Retention::kKeepNone, .memory = &pool});
+// `memory`: where the control block and every block come from. Null (the
+// default): the global operator new, and the control block is 64 bytes.
+// Otherwise the resource allocates the control block (64 bytes plus 8 for
+// the resource pointer) and the blocks, and gets them back; it must outlive
+// the channel and be thread-safe (senders open blocks on their threads,
+// the receiver frees them on its own), e.g. a
+// std::pmr::synchronized_pool_resource.
+struct ChannelOptions {
+  Retention retention = Retention::kKeepOne;
+  std::pmr::memory_resource* memory = nullptr;
+};
 
 template <class T, std::size_t BlockSize = default_block_size<T>>
 class Sender;

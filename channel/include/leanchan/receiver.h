@@ -226,7 +226,8 @@ class Receiver {
 
  private:
   template <class U, std::size_t B>
-  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity, Retention retention);
+  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity,
+                                                         ChannelOptions options);
   friend class RecvManyAwaitable<T, BlockSize>;
 
   // A message is published at the receiver's position, or the channel has

@@ -204,7 +204,8 @@ class Sender {
   friend class WeakSender<T, BlockSize>;
   friend class ClosedAwaitable<T, BlockSize>;
   template <class U, std::size_t B>
-  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity, Retention retention);
+  friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity,
+                                                         ChannelOptions options);
 
   explicit Sender(internal::ChannelState* state) noexcept : state_(state) {}
 

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <new>
 
 #include "leanchan/internal/atomic.h"
@@ -61,6 +62,8 @@ struct BlockLayout {
   std::uint32_t slots;    // min(BlockSize, capacity)
   std::size_t bytes;      // header + slots, the exact request to operator new
   std::size_t alignment;  // max(alignof(BlockHeader), alignof(T))
+  // Where blocks come from: null for the global operator new (the default).
+  std::pmr::memory_resource* resource = nullptr;
 };
 
 template <class T, std::size_t BlockSize>
@@ -71,8 +74,9 @@ struct BlockShape {
       (sizeof(BlockHeader) + alignof(T) - 1) / alignof(T) * alignof(T);
 
   // The layout of a block of `slots` slots (1..BlockSize).
-  static constexpr BlockLayout layout_for(std::uint32_t slots) noexcept {
-    return {slots, kSlotOffset + slots * sizeof(T), kAlignment};
+  static constexpr BlockLayout layout_for(std::uint32_t slots,
+                                          std::pmr::memory_resource* resource) noexcept {
+    return {slots, kSlotOffset + slots * sizeof(T), kAlignment, resource};
   }
 
   static T* slot(BlockHeader* block, std::size_t index) noexcept {

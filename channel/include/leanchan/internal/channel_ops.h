@@ -44,7 +44,10 @@ struct ChannelOps {
     return state.capacity() < BlockSize ? state.capacity() : static_cast<std::uint32_t>(BlockSize);
   }
   static BlockLayout layout(const ChannelState& state) noexcept {
-    return Shape::layout_for(slots(state));
+    return Shape::layout_for(slots(state), state.memory_resource());
+  }
+  static BlockLayout layout(const ChannelState& state, std::uint32_t block_slots) noexcept {
+    return Shape::layout_for(block_slots, state.memory_resource());
   }
   struct Place {
     std::uint64_t block_number;
@@ -65,9 +68,8 @@ struct ChannelOps {
     const std::uint32_t block_slots = slots(state);
     const std::uint64_t position = state.claim_position();  // step 3
     const auto [number, slot] = place(position, block_slots);
-    BlockHeader* block = state.tail_if_numbered(block_tag(number));  // step 4
-    if (block == nullptr)
-      block = state.open_block(number, Shape::layout_for(block_slots));  // step 5
+    BlockHeader* block = state.tail_if_numbered(block_tag(number));                      // step 4
+    if (block == nullptr) block = state.open_block(number, layout(state, block_slots));  // step 5
     ::new (static_cast<void*>(Shape::slot(block, slot))) T(std::move(value));
     // seq_cst: its release half publishes the value to the receiver's load
     // in try_take; seq_cst orders it before notify_receiver's load (step 6).
@@ -102,7 +104,7 @@ struct ChannelOps {
     // Nothing claimed past the index: nothing to take, and no lock needed.
     // (A claim that races this load is seen by the re-check of step 11.)
     if (cursor.index == state.tail_position()) return nullptr;
-    block = state.advance_head(number, Shape::layout_for(cursor.slots));  // step 8
+    block = state.advance_head(number, layout(state, cursor.slots));  // step 8
     cursor.head = block != nullptr ? block : state.head();
     return block;
   }
@@ -136,7 +138,7 @@ struct ChannelOps {
     cursor.index = index + 1;
     const bool last_slot = slot == block_slots - 1;
     if (last_slot) {
-      cursor.head = state.finish_block(number, Shape::layout_for(block_slots));  // step 9
+      cursor.head = state.finish_block(number, layout(state, block_slots));  // step 9
     }
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words.
@@ -146,7 +148,7 @@ struct ChannelOps {
       if (state.keeps_none()) {
         (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
       } else {
-        (void)state.release_spare_if_any(Shape::layout_for(block_slots));
+        (void)state.release_spare_if_any(layout(state, block_slots));
       }
     }
     state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound
@@ -159,7 +161,7 @@ struct ChannelOps {
   // Returns the blocks freed.
   static std::size_t release_if_drained(ChannelState& state, Cursor& cursor) noexcept {
     std::size_t freed = 0;
-    cursor.index = state.release_if_drained(cursor.index, Shape::layout_for(cursor.slots), freed);
+    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), freed);
     cursor.head = state.head();  // the block it cached may be gone
     return freed;
   }
@@ -180,7 +182,7 @@ struct ChannelOps {
       }
     }
     state->free_all_blocks(layout(*state));
-    delete state;
+    ChannelState::destroy(state);
   }
 
   // A cheap look (relaxed loads, no lock) at whether the next message may be

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 
 #include "leanchan/fwd.h"
 #include "leanchan/internal/atomic.h"
@@ -37,8 +38,17 @@ namespace leanchan::internal {
 
 class ChannelState {
  public:
-  ChannelState(std::uint32_t capacity, Retention retention) noexcept
-      : capacity_(capacity), keep_none_(retention == Retention::kKeepNone) {}
+  // Makes a control block: 64 bytes from the global operator new, or, with a
+  // memory resource, 64 + 8 bytes from it (the resource pointer follows the
+  // state). Throws what the allocation throws (std::bad_alloc).
+  static ChannelState* create(std::uint32_t capacity, Retention retention,
+                              std::pmr::memory_resource* resource);
+  // Frees it where it came from. The last handle only, blocks already freed.
+  static void destroy(ChannelState* state) noexcept;
+  // Where blocks (and this control block) come from; null: operator new.
+  std::pmr::memory_resource* memory_resource() const noexcept;
+  // This control block's own bytes: 64, or 72 with a memory resource.
+  std::size_t control_bytes() const noexcept;
   ChannelState(const ChannelState&) = delete;
   ChannelState& operator=(const ChannelState&) = delete;
 
@@ -206,8 +216,14 @@ class ChannelState {
   ReceiverSignal signal_;  // the receiver's wait and notifier
   WaiterQueue waiters_;    // waiting senders and watchers
   Lifetime lifetime_;      // sender and handle counts
+  ChannelState(std::uint32_t capacity, Retention retention, bool has_resource) noexcept
+      : capacity_(capacity),
+        keep_none_(retention == Retention::kKeepNone),
+        has_resource_(has_resource) {}
+
   const std::uint32_t capacity_;
-  const bool keep_none_;  // Retention::kKeepNone (in what was padding)
+  const bool keep_none_;     // Retention::kKeepNone (in what was padding)
+  const bool has_resource_;  // a memory resource pointer follows this object
 
   friend struct ControlBlockLayout;
 };
@@ -226,6 +242,13 @@ static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kPermitWor
                   ControlBlockLayout::kSignal == 36 && ControlBlockLayout::kWaiters == 40 &&
                   ControlBlockLayout::kLifetime == 48,
               "leanchan: the control block's parts moved (docs/design.md, 'Control block')");
+
+// With a memory resource, its pointer follows the state in one allocation.
+struct ChannelStateWithResource {
+  ChannelState state;
+  std::pmr::memory_resource* resource;
+};
+static_assert(offsetof(ChannelStateWithResource, resource) == 64);
 
 static_assert(sizeof(ChannelState) == 64,
               "leanchan: the control block must fit in 64 bytes (docs/memory.md)");
