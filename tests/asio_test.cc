@@ -272,7 +272,7 @@ TEST(AsioReceiver, CancelRacingWithSendsDeliversEveryMessageOnce) {
   }
   // Drain what aborted rounds left behind.
   for (;;) {
-    auto r = rx.receiver().try_recv();
+    auto r = rx.try_recv();
     if (!r.ok()) break;
     received.push_back(std::move(r).value());
   }
@@ -468,6 +468,106 @@ TEST(AsioSender, CoroutineProducersAndConsumerOnFourThreads) {
   EXPECT_EQ(send_errors.load(), 0);
   EXPECT_TRUE(in_order);
   EXPECT_EQ(received, std::uint64_t{kProducers} * kPerProducer);
+}
+
+// A coroutine that owns its AsyncReceiver and waits in it: destroying the
+// io_context destroys the pending operation, hence the coroutine, hence the
+// receiver: the senders see the channel closed, and a later send touches
+// nothing that is gone (ASan checks the last part).
+TEST(AsioLifetime, ContextShutdownDestroysACoroutineWaitingInItsOwnReceiver) {
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  auto raw_rx = std::make_shared<leanchan::Receiver<int>>(std::move(tx_rx.second));
+  bool started = false;
+  {
+    asio::io_context io;
+    asio::co_spawn(
+        io,
+        [raw_rx, &started]() -> asio::awaitable<void> {
+          AsyncReceiver<int> rx(co_await asio::this_coro::executor, std::move(*raw_rx));
+          started = true;
+          (void)co_await rx.async_recv(asio::use_awaitable);  // never completes
+        },
+        asio::detached);
+    io.poll();
+    ASSERT_TRUE(started);
+    EXPECT_FALSE(tx.is_closed());
+  }  // ~io_context: shutdown destroys the pending operation and the coroutine
+  EXPECT_TRUE(tx.is_closed());  // the receiver went with the coroutine
+  EXPECT_EQ(tx.try_send(1).status(), leanchan::SendStatus::kClosed);
+}
+
+TEST(AsioLifetime, ContextShutdownDestroysACoroutineWaitingInItsOwnSender) {
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_rx = tx_rx.second;
+  ASSERT_TRUE(tx_rx.first.try_send(0).ok());  // full: the send waits
+  bool started = false;
+  {
+    asio::io_context io;
+    asio::co_spawn(
+        io,
+        [tx = tx_rx.first, &started]() mutable -> asio::awaitable<void> {
+          AsyncSender<int> sender(co_await asio::this_coro::executor, std::move(tx));
+          started = true;
+          co_await sender.async_send(1, asio::use_awaitable);  // never completes
+        },
+        asio::detached);
+    io.poll();
+    ASSERT_TRUE(started);
+    EXPECT_EQ(tx_rx.first.strong_count(), 2u);
+  }
+  EXPECT_EQ(tx_rx.first.strong_count(), 1u);  // the coroutine's sender is gone
+  EXPECT_EQ(raw_rx.try_recv().value(), 0);    // its queued notifier left the queue:
+  ASSERT_TRUE(tx_rx.first.try_send(2).ok());  // the freed slot is free for anyone
+}
+
+// An allocator that throws: async_recv must fail before taking anything.
+template <class T>
+struct ThrowingAllocator {
+  using value_type = T;
+  ThrowingAllocator() = default;
+  template <class U>
+  ThrowingAllocator(const ThrowingAllocator<U>&) noexcept {}
+  T* allocate(std::size_t) { throw std::bad_alloc(); }
+  void deallocate(T*, std::size_t) noexcept {}
+  template <class U>
+  bool operator==(const ThrowingAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+TEST(AsioReceiver, AllocationFailureLeavesTheMessageInTheChannel) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  ASSERT_TRUE(tx_rx.first.try_send(7).ok());
+  EXPECT_THROW(rx.async_recv(asio::bind_allocator(ThrowingAllocator<void>(),
+                                                  [](asio::error_code, std::optional<int>) {})),
+               std::bad_alloc);
+  EXPECT_EQ(rx.try_recv().value(), 7);
+}
+
+TEST(AsioReceiver, ReleaseHandsTheReceiverBackDetached) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  leanchan::Receiver<int> raw = [&] {
+    AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+    return rx.release();
+  }();
+  ASSERT_TRUE(tx_rx.first.try_send(3).ok());  // no notifier of a dead object fires
+  EXPECT_EQ(raw.try_recv().value(), 3);
+}
+
+TEST(AsioSender, ReleaseHandsTheSenderBack) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  leanchan::Sender<int> raw = [&] {
+    AsyncSender<int> tx(io.get_executor(), tx_rx.first);
+    return tx.release();
+  }();
+  EXPECT_EQ(tx_rx.first.strong_count(), 2u);
+  ASSERT_TRUE(raw.try_send(4).ok());
+  EXPECT_EQ(tx_rx.second.try_recv().value(), 4);
 }
 
 }  // namespace

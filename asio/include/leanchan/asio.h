@@ -21,6 +21,7 @@
 #define LEANCHAN_ASIO_H_
 
 #include "leanchan/asio/receiver.h"
+#include "leanchan/asio/registry.h"
 #include "leanchan/asio/resumer.h"
 #include "leanchan/asio/sender.h"
 

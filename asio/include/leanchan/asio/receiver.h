@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "leanchan/asio/registry.h"
 #include "leanchan/asio/resumer.h"
 #include "leanchan/channel.h"
 
@@ -29,40 +30,68 @@ namespace leanchan::asio {
 //     was taken, so nothing is lost.
 // The handler runs on its associated executor (default: this object's),
 // never inside async_recv itself. While waiting, the operation holds
-// outstanding work on both executors and allocates one object with the
-// handler's associated allocator; it takes no thread and no lock.
+// outstanding work on both executors and one object allocated with the
+// handler's associated allocator (allocated before anything is taken: if
+// that allocation throws, async_recv throws and the channel is untouched);
+// each wake-up posts one step to this object's executor.
 //
 // Thread-safety: as any Asio I/O object, one operation at a time, started
-// from one thread at a time. cancel() and cancellation signals may come
-// from any thread while the operation is pending (Asio requires the signal
-// itself not to race with the operation's completion).
-// Lifetime: the object must outlive its pending operation. Destroying it
-// while one is pending is allowed only after the executor's execution
-// context has stopped for good (the handler is then destroyed, not called).
+// from one thread at a time. cancel() may come from any thread while the
+// operation is pending, but must not race with the object's destruction
+// (a handler that destroys the object runs as soon as the operation
+// completes: order cancel() and destruction yourself).
+// Lifetime: destroy it before its execution context (as Asio's objects).
+// Destroying it with an operation pending destroys the handler uncalled;
+// so does shutting down the execution context (the context's destructor),
+// which also detaches the channel's notifier, so a coroutine that owns
+// this object and waits in it is destroyed with the context.
 // Not movable: the channel's notifier points at it.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
-class AsyncReceiver {
+class AsyncReceiver final : private internal::Registered {
  public:
   using executor_type = Executor;
   using receiver_type = Receiver<T, BlockSize>;
 
-  AsyncReceiver(const Executor& executor, receiver_type receiver) noexcept
-      : executor_(executor), receiver_(std::move(receiver)) {
+  // Registers with the executor's execution context (may allocate; throws
+  // what that throws).
+  AsyncReceiver(const Executor& executor, receiver_type receiver)
+      : executor_(executor),
+        registry_(&internal::Registry::of(executor)),
+        receiver_(std::move(receiver)) {
     receiver_.set_notifier(notifier_);
+    registry_->add(this);
   }
   AsyncReceiver(const AsyncReceiver&) = delete;
   AsyncReceiver& operator=(const AsyncReceiver&) = delete;
   ~AsyncReceiver() {
+    registry_->remove(this);
     // When this returns the callback is not running and will not run again.
-    receiver_.clear_notifier();
+    if (attached_) receiver_.clear_notifier();
     if (op_ != nullptr) op_->destroy();
   }
 
   executor_type get_executor() const noexcept { return executor_; }
-  // The channel's receiver, for everything else (try_recv, len, close,
-  // memory_usage). Do not receive through it while an operation is pending.
-  receiver_type& receiver() noexcept { return receiver_; }
+
+  // The channel's receiver, for everything else (len, is_closed,
+  // memory_usage). To take a message without waiting, or to close the
+  // channel, use try_recv() and close() here.
+  const receiver_type& receiver() const noexcept { return receiver_; }
+  // Receiver::try_recv. Not while an operation is pending.
+  RecvResult<T> try_recv() noexcept {
+    assert(op_ == nullptr && "leanchan::asio: try_recv while async_recv is pending");
+    return receiver_.try_recv();
+  }
+  // Receiver::close: refuses later sends; queued messages stay receivable.
+  void close() noexcept { receiver_.close(); }
+  // Takes the receiver out (its notifier detached). No operation may be
+  // pending; afterwards only destruction is allowed.
+  receiver_type release() noexcept {
+    assert(op_ == nullptr && "leanchan::asio: release while async_recv is pending");
+    if (attached_) receiver_.clear_notifier();
+    attached_ = false;
+    return std::move(receiver_);
+  }
 
   // Starts one receive; see the class comment. O(1) if a message is there.
   template <class CompletionToken = net::default_completion_token_t<Executor>>
@@ -72,7 +101,8 @@ class AsyncReceiver {
   }
 
   // Cancels the pending operation, if any: it completes with
-  // operation_aborted unless a message was taken first. Any thread.
+  // operation_aborted unless a message was taken first. See the class
+  // comment for the threads it may come from.
   void cancel() noexcept { request_cancel(); }
 
  private:
@@ -96,16 +126,17 @@ class AsyncReceiver {
   template <class Handler>
   void start(Handler handler) {
     assert(op_ == nullptr && "leanchan::asio: one async_recv at a time");
+    assert(attached_ && "leanchan::asio: async_recv after release()");
+    // Allocate first: if it throws, nothing was taken from the channel.
+    auto* op = HandlerOp<Handler>::create(std::move(handler), executor_, internal::NoPayload{});
     RecvResult<T> first = receiver_.try_recv();
     if (first.status() != RecvStatus::kEmpty) {
       std::optional<T> value;
       if (first.ok()) value.emplace(std::move(first).value());
       // Ready now: post, never call the handler inside the initiating call.
-      auto* op = HandlerOp<Handler>::create(std::move(handler), executor_, internal::NoPayload{});
       op->complete(/*post=*/true, error_code(), std::move(value));
       return;
     }
-    auto* op = HandlerOp<Handler>::create(std::move(handler), executor_, internal::NoPayload{});
     op_ = op;
     cancelled_.store(false, std::memory_order_relaxed);
     internal::connect_cancellation(op->handler(), [this] { request_cancel(); });
@@ -139,6 +170,12 @@ class AsyncReceiver {
     op->complete(inside_initiation, ec, std::move(value));
   }
 
+  internal::PendingBase* detach_for_shutdown() noexcept override {
+    if (attached_) receiver_.clear_notifier();
+    attached_ = false;
+    return std::exchange(op_, nullptr);
+  }
+
   // Notifier callback, on a sender's thread: must not touch the channel.
   static void on_ready(void* self) noexcept { static_cast<AsyncReceiver*>(self)->kick(); }
 
@@ -156,11 +193,13 @@ class AsyncReceiver {
   }
 
   Executor executor_;
+  internal::Registry* registry_;
   receiver_type receiver_;
   Notifier notifier_{&on_ready, this};
   Op* op_ = nullptr;
   internal::Resumer resumer_;
   std::atomic<bool> cancelled_{false};
+  bool attached_ = true;  // the notifier is attached to receiver_
 };
 
 }  // namespace leanchan::asio

@@ -93,23 +93,34 @@ class Resumer {
 // operation (a send's value), so an idle I/O object does not hold one.
 struct NoPayload {};
 
-template <class Payload, class... Args>
-class PendingOp {
+// What the registry (registry.h) needs of any pending operation.
+class PendingBase {
  public:
-  Payload& payload() noexcept { return payload_; }
-  void complete(bool post, Args... args) { complete_(this, post, std::move(args)...); }
   void destroy() noexcept { destroy_(this); }  // without calling the handler
 
  protected:
+  using DestroyFn = void (*)(PendingBase*) noexcept;
+  explicit PendingBase(DestroyFn destroy_fn) noexcept : destroy_(destroy_fn) {}
+  ~PendingBase() = default;
+
+ private:
+  DestroyFn destroy_;
+};
+
+template <class Payload, class... Args>
+class PendingOp : public PendingBase {
+ public:
+  Payload& payload() noexcept { return payload_; }
+  void complete(bool post, Args... args) { complete_(this, post, std::move(args)...); }
+
+ protected:
   using CompleteFn = void (*)(PendingOp*, bool, Args...);
-  using DestroyFn = void (*)(PendingOp*) noexcept;
   PendingOp(CompleteFn complete_fn, DestroyFn destroy_fn, Payload&& payload)
-      : complete_(complete_fn), destroy_(destroy_fn), payload_(std::move(payload)) {}
+      : PendingBase(destroy_fn), complete_(complete_fn), payload_(std::move(payload)) {}
   ~PendingOp() = default;
 
  private:
   CompleteFn complete_;
-  DestroyFn destroy_;
   [[no_unique_address]] Payload payload_;
 };
 
@@ -158,8 +169,8 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     op->~HandlerOp();
     std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
   }
-  static void do_destroy(Base* base) noexcept {
-    auto* op = static_cast<HandlerOp*>(base);
+  static void do_destroy(PendingBase* base) noexcept {
+    auto* op = static_cast<HandlerOp*>(static_cast<Base*>(base));
     disconnect(op);
     free(op);
   }
@@ -169,9 +180,13 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     Handler handler(std::move(op->handler_));
     Tracked<HandlerExecutor> work(std::move(op->handler_work_));
     free(op);
-    auto call = [handler = std::move(handler), ... args = std::move(args)]() mutable {
-      std::move(handler)(std::move(args)...);
-    };
+    // The call keeps the handler's allocator, for the executor's own
+    // bookkeeping of the post or dispatch.
+    auto allocator = net::get_associated_allocator(handler);
+    auto call = net::bind_allocator(
+        allocator, [handler = std::move(handler), ... args = std::move(args)]() mutable {
+          std::move(handler)(std::move(args)...);
+        });
     if (post) {
       net::post(work, std::move(call));
     } else {

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cassert>
 #include <cstddef>
+#include <optional>
 #include <utility>
 
+#include "leanchan/asio/registry.h"
 #include "leanchan/asio/resumer.h"
 #include "leanchan/channel.h"
 
@@ -23,7 +25,7 @@ namespace leanchan::asio {
 //   - {}: the message is in the channel.
 //   - experimental::error::channel_closed: the receiver closed the channel
 //     or is gone; the message was not sent and has been destroyed (to keep
-//     it, try_send first through sender(), whose result hands it back).
+//     it, try_send() first: its result hands it back).
 //   - operation_aborted: cancelled (the handler's cancellation slot, or
 //     cancel()) before a slot came; the message was not sent and has been
 //     destroyed.
@@ -38,25 +40,42 @@ namespace leanchan::asio {
 // (each with its own Sender) may send into one channel concurrently.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
-class AsyncSender {
+class AsyncSender final : private internal::Registered {
  public:
   using executor_type = Executor;
   using sender_type = Sender<T, BlockSize>;
 
-  AsyncSender(const Executor& executor, sender_type sender) noexcept
-      : executor_(executor), sender_(std::move(sender)) {}
+  // Registers with the executor's execution context (may allocate; throws
+  // what that throws).
+  AsyncSender(const Executor& executor, sender_type sender)
+      : executor_(executor),
+        registry_(&internal::Registry::of(executor)),
+        sender_(std::move(sender)) {
+    registry_->add(this);
+  }
   AsyncSender(const AsyncSender&) = delete;
   AsyncSender& operator=(const AsyncSender&) = delete;
   ~AsyncSender() {
+    registry_->remove(this);
     // Withdraws a queued notifier (and passes on a slot it holds); when this
     // returns its callback is not running.
-    (void)sender_.cancel_notify(notifier_);
+    if (attached_) (void)sender_.cancel_notify(notifier_);
     if (op_ != nullptr) op_->destroy();
   }
 
   executor_type get_executor() const noexcept { return executor_; }
-  // The channel's sender, for everything else (try_send, reserve, clone).
-  sender_type& sender() noexcept { return sender_; }
+  // The channel's sender, for everything else (is_closed, capacity,
+  // memory_usage, copies: Sender copy = sender()).
+  const sender_type& sender() const noexcept { return sender_; }
+  // Sender::try_send: never waits; a failure hands the value back.
+  SendResult<T> try_send(T value) noexcept { return sender_.try_send(std::move(value)); }
+  // Takes the sender out. No operation may be pending; afterwards only
+  // destruction is allowed.
+  sender_type release() noexcept {
+    assert(op_ == nullptr && "leanchan::asio: release while async_send is pending");
+    attached_ = false;
+    return std::move(sender_);
+  }
 
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_send(T value, CompletionToken&& token = net::default_completion_token_t<Executor>()) {
@@ -65,11 +84,12 @@ class AsyncSender {
   }
 
   // Cancels the pending send, if any: it completes with operation_aborted
-  // unless its message went in first. Any thread.
+  // unless its message went in first. See AsyncReceiver for the threads.
   void cancel() noexcept { request_cancel(); }
 
  private:
-  using Op = internal::PendingOp<T, error_code>;
+  using Payload = std::optional<T>;
+  using Op = internal::PendingOp<Payload, error_code>;
 
   // Asio calls it with the handler the token produced and the value (at
   // once, or later for deferred tokens).
@@ -86,8 +106,9 @@ class AsyncSender {
   template <class Handler>
   void start(Handler handler, T&& value) {
     assert(op_ == nullptr && "leanchan::asio: one async_send at a time");
-    auto* op = internal::HandlerOp<Executor, Handler, T, error_code>::create(
-        std::move(handler), executor_, std::move(value));
+    assert(attached_ && "leanchan::asio: async_send after release()");
+    auto* op = internal::HandlerOp<Executor, Handler, Payload, error_code>::create(
+        std::move(handler), executor_, Payload(std::move(value)));
     op_ = op;
     cancelled_.store(false, std::memory_order_relaxed);
     internal::connect_cancellation(op->handler(), [this] { request_cancel(); });
@@ -99,13 +120,15 @@ class AsyncSender {
   void resume(bool inside_initiation) {
     resumer_.begin();
     for (;;) {
+      Payload& payload = op_->payload();
       // Uses the slot the notifier was handed, if any.
-      SendResult<T> result = sender_.try_send(std::move(op_->payload()), notifier_);
+      SendResult<T> result = sender_.try_send(std::move(*payload), notifier_);
+      payload.reset();
       if (result.ok()) return finish(inside_initiation, error_code());
       if (result.status() == SendStatus::kClosed) {
         return finish(inside_initiation, net::experimental::error::channel_closed);
       }
-      op_->payload() = std::move(result).value();  // kFull: the value comes back
+      payload.emplace(std::move(result).value());  // kFull: the value comes back
       // seq_cst pairs with request_cancel (as in AsyncReceiver).
       if (cancelled_.load(std::memory_order_seq_cst)) {
         (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
@@ -123,6 +146,12 @@ class AsyncSender {
     op->complete(inside_initiation, ec);
   }
 
+  internal::PendingBase* detach_for_shutdown() noexcept override {
+    if (attached_) (void)sender_.cancel_notify(notifier_);
+    attached_ = false;
+    return std::exchange(op_, nullptr);
+  }
+
   // Notifier callback, on the receiver's thread: must not touch the channel.
   static void on_room(void* self) noexcept { static_cast<AsyncSender*>(self)->kick(); }
 
@@ -136,11 +165,13 @@ class AsyncSender {
   }
 
   Executor executor_;
+  internal::Registry* registry_;
   sender_type sender_;
   Notifier notifier_{&on_room, this};
   Op* op_ = nullptr;
   internal::Resumer resumer_;
   std::atomic<bool> cancelled_{false};
+  bool attached_ = true;  // sender_ is ours (not released)
 };
 
 }  // namespace leanchan::asio
