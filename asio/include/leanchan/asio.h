@@ -20,6 +20,7 @@
 #ifndef LEANCHAN_ASIO_H_
 #define LEANCHAN_ASIO_H_
 
+#include "leanchan/asio/host.h"
 #include "leanchan/asio/receiver.h"
 #include "leanchan/asio/registry.h"
 #include "leanchan/asio/resumer.h"

@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "leanchan/asio/registry.h"
+#include "leanchan/asio/host.h"
 #include "leanchan/asio/resumer.h"
 #include "leanchan/channel.h"
 
@@ -48,7 +48,14 @@ namespace leanchan::asio {
 // Not movable: the channel's notifier points at it.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
-class AsyncReceiver final : private internal::Registered {
+class AsyncReceiver final
+    : public internal::OperationHost<
+          AsyncReceiver<T, BlockSize, Executor>, Executor,
+          internal::PendingOp<internal::NoPayload, error_code, std::optional<T>>> {
+  using Op = internal::PendingOp<internal::NoPayload, error_code, std::optional<T>>;
+  using Host = internal::OperationHost<AsyncReceiver, Executor, Op>;
+  friend Host;
+
  public:
   using executor_type = Executor;
   using receiver_type = Receiver<T, BlockSize>;
@@ -56,22 +63,13 @@ class AsyncReceiver final : private internal::Registered {
   // Registers with the executor's execution context (may allocate; throws
   // what that throws).
   AsyncReceiver(const Executor& executor, receiver_type receiver)
-      : executor_(executor),
-        registry_(&internal::Registry::of(executor)),
-        receiver_(std::move(receiver)) {
+      : Host(executor), receiver_(std::move(receiver)) {
     receiver_.set_notifier(notifier_);
-    registry_->add(this);
   }
   AsyncReceiver(const AsyncReceiver&) = delete;
   AsyncReceiver& operator=(const AsyncReceiver&) = delete;
-  ~AsyncReceiver() {
-    registry_->remove(this);
-    // When this returns the callback is not running and will not run again.
-    if (attached_) receiver_.clear_notifier();
-    if (op_ != nullptr) op_->destroy();
-  }
-
-  executor_type get_executor() const noexcept { return executor_; }
+  // A pending operation's handler is destroyed, not called.
+  ~AsyncReceiver() { detach_notifier(); }
 
   // The channel's receiver, for everything else (len, is_closed,
   // memory_usage). To take a message without waiting, or to close the
@@ -79,7 +77,7 @@ class AsyncReceiver final : private internal::Registered {
   const receiver_type& receiver() const noexcept { return receiver_; }
   // Receiver::try_recv. Not while an operation is pending.
   RecvResult<T> try_recv() noexcept {
-    assert(op_ == nullptr && "leanchan::asio: try_recv while async_recv is pending");
+    assert(!this->pending() && "leanchan::asio: try_recv while async_recv is pending");
     return receiver_.try_recv();
   }
   // Receiver::close: refuses later sends; queued messages stay receivable.
@@ -87,9 +85,8 @@ class AsyncReceiver final : private internal::Registered {
   // Takes the receiver out (its notifier detached). No operation may be
   // pending; afterwards only destruction is allowed.
   receiver_type release() noexcept {
-    assert(op_ == nullptr && "leanchan::asio: release while async_recv is pending");
-    if (attached_) receiver_.clear_notifier();
-    attached_ = false;
+    assert(!this->pending() && "leanchan::asio: release while async_recv is pending");
+    detach_notifier();
     return std::move(receiver_);
   }
 
@@ -100,13 +97,7 @@ class AsyncReceiver final : private internal::Registered {
         Initiation{this}, token);
   }
 
-  // Cancels the pending operation, if any: it completes with
-  // operation_aborted unless a message was taken first. See the class
-  // comment for the threads it may come from.
-  void cancel() noexcept { request_cancel(); }
-
  private:
-  using Op = internal::PendingOp<internal::NoPayload, error_code, std::optional<T>>;
   template <class Handler>
   using HandlerOp =
       internal::HandlerOp<Executor, Handler, internal::NoPayload, error_code, std::optional<T>>;
@@ -125,10 +116,11 @@ class AsyncReceiver final : private internal::Registered {
 
   template <class Handler>
   void start(Handler handler) {
-    assert(op_ == nullptr && "leanchan::asio: one async_recv at a time");
+    assert(!this->pending() && "leanchan::asio: one async_recv at a time");
     assert(attached_ && "leanchan::asio: async_recv after release()");
     // Allocate first: if it throws, nothing was taken from the channel.
-    auto* op = HandlerOp<Handler>::create(std::move(handler), executor_, internal::NoPayload{});
+    auto* op =
+        HandlerOp<Handler>::create(std::move(handler), this->get_executor(), internal::NoPayload{});
     RecvResult<T> first = receiver_.try_recv();
     if (first.status() != RecvStatus::kEmpty) {
       std::optional<T> value;
@@ -137,68 +129,41 @@ class AsyncReceiver final : private internal::Registered {
       op->complete(/*post=*/true, error_code(), std::move(value));
       return;
     }
-    op_ = op;
-    cancelled_.store(false, std::memory_order_relaxed);
-    internal::connect_cancellation(op->handler(), [this] { request_cancel(); });
+    this->adopt(op);
     resume(/*inside_initiation=*/true);
   }
 
   // Looks at the channel; completes, or arms the notifier and suspends.
   // Runs inside async_recv or as a posted resumption, never two at once.
   void resume(bool inside_initiation) {
-    resumer_.begin();
+    this->resumer_.begin();
     for (;;) {
       RecvResult<T> result = receiver_.try_recv();
-      if (result.ok()) return finish(inside_initiation, error_code(), std::move(result).value());
-      if (result.status() == RecvStatus::kDisconnected) {
-        return finish(inside_initiation, error_code(), std::nullopt);
+      if (result.ok()) {
+        return this->finish(inside_initiation, error_code(),
+                            std::optional<T>(std::move(result).value()));
       }
-      // seq_cst pairs with request_cancel's store and kick (see there).
-      if (cancelled_.load(std::memory_order_seq_cst)) {
+      if (result.status() == RecvStatus::kDisconnected) {
+        return this->finish(inside_initiation, error_code(), std::optional<T>());
+      }
+      if (this->cancel_requested()) {
         (void)receiver_.disarm_notifier();  // its callback is not running after this
-        return finish(inside_initiation, net::error::operation_aborted, std::nullopt);
+        return this->finish(inside_initiation, error_code(net::error::operation_aborted),
+                            std::optional<T>());
       }
       if (receiver_.arm_notifier()) continue;  // something came meanwhile
       LEANCHAN_ASIO_TEST_AFTER_ARM();
-      if (resumer_.suspend()) return;  // a kick will post resume()
+      if (this->resumer_.suspend()) return;  // a kick will post resume()
     }
   }
 
-  void finish(bool inside_initiation, error_code ec, std::optional<T> value) {
-    Op* op = std::exchange(op_, nullptr);
-    resumer_.end();
-    op->complete(inside_initiation, ec, std::move(value));
-  }
-
-  internal::PendingBase* detach_for_shutdown() noexcept override {
+  void detach_notifier() noexcept {
     if (attached_) receiver_.clear_notifier();
     attached_ = false;
-    return std::exchange(op_, nullptr);
   }
 
-  // Notifier callback, on a sender's thread: must not touch the channel.
-  static void on_ready(void* self) noexcept { static_cast<AsyncReceiver*>(self)->kick(); }
-
-  void kick() noexcept {
-    if (resumer_.kick()) net::post(executor_, [this] { resume(/*inside_initiation=*/false); });
-  }
-
-  // The flag is set before the kick: a resumption that the kick posts, or
-  // that is running (its suspend fails, it looks again), reads the flag
-  // after its begin() acquired the kick. seq_cst on both sides also orders
-  // it against a resumption that suspends before the kick.
-  void request_cancel() noexcept {
-    cancelled_.store(true, std::memory_order_seq_cst);
-    kick();
-  }
-
-  Executor executor_;
-  internal::Registry* registry_;
   receiver_type receiver_;
-  Notifier notifier_{&on_ready, this};
-  Op* op_ = nullptr;
-  internal::Resumer resumer_;
-  std::atomic<bool> cancelled_{false};
+  Notifier notifier_{&Host::on_notify, static_cast<Host*>(this)};
   bool attached_ = true;  // the notifier is attached to receiver_
 };
 

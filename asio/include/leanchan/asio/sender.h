@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "leanchan/asio/registry.h"
+#include "leanchan/asio/host.h"
 #include "leanchan/asio/resumer.h"
 #include "leanchan/channel.h"
 
@@ -40,7 +40,14 @@ namespace leanchan::asio {
 // (each with its own Sender) may send into one channel concurrently.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
-class AsyncSender final : private internal::Registered {
+class AsyncSender final
+    : public internal::OperationHost<AsyncSender<T, BlockSize, Executor>, Executor,
+                                     internal::PendingOp<std::optional<T>, error_code>> {
+  using Payload = std::optional<T>;
+  using Op = internal::PendingOp<Payload, error_code>;
+  using Host = internal::OperationHost<AsyncSender, Executor, Op>;
+  friend Host;
+
  public:
   using executor_type = Executor;
   using sender_type = Sender<T, BlockSize>;
@@ -48,22 +55,13 @@ class AsyncSender final : private internal::Registered {
   // Registers with the executor's execution context (may allocate; throws
   // what that throws).
   AsyncSender(const Executor& executor, sender_type sender)
-      : executor_(executor),
-        registry_(&internal::Registry::of(executor)),
-        sender_(std::move(sender)) {
-    registry_->add(this);
-  }
+      : Host(executor), sender_(std::move(sender)) {}
   AsyncSender(const AsyncSender&) = delete;
   AsyncSender& operator=(const AsyncSender&) = delete;
-  ~AsyncSender() {
-    registry_->remove(this);
-    // Withdraws a queued notifier (and passes on a slot it holds); when this
-    // returns its callback is not running.
-    if (attached_) (void)sender_.cancel_notify(notifier_);
-    if (op_ != nullptr) op_->destroy();
-  }
+  // Withdraws a queued notifier (passing on a slot it holds); a pending
+  // operation's handler is destroyed, not called.
+  ~AsyncSender() { detach_notifier(); }
 
-  executor_type get_executor() const noexcept { return executor_; }
   // The channel's sender, for everything else (is_closed, capacity,
   // memory_usage, copies: Sender copy = sender()).
   const sender_type& sender() const noexcept { return sender_; }
@@ -72,8 +70,8 @@ class AsyncSender final : private internal::Registered {
   // Takes the sender out. No operation may be pending; afterwards only
   // destruction is allowed.
   sender_type release() noexcept {
-    assert(op_ == nullptr && "leanchan::asio: release while async_send is pending");
-    attached_ = false;
+    assert(!this->pending() && "leanchan::asio: release while async_send is pending");
+    detach_notifier();
     return std::move(sender_);
   }
 
@@ -83,14 +81,7 @@ class AsyncSender final : private internal::Registered {
                                                                   std::move(value));
   }
 
-  // Cancels the pending send, if any: it completes with operation_aborted
-  // unless its message went in first. See AsyncReceiver for the threads.
-  void cancel() noexcept { request_cancel(); }
-
  private:
-  using Payload = std::optional<T>;
-  using Op = internal::PendingOp<Payload, error_code>;
-
   // Asio calls it with the handler the token produced and the value (at
   // once, or later for deferred tokens).
   struct Initiation {
@@ -105,72 +96,46 @@ class AsyncSender final : private internal::Registered {
 
   template <class Handler>
   void start(Handler handler, T&& value) {
-    assert(op_ == nullptr && "leanchan::asio: one async_send at a time");
+    assert(!this->pending() && "leanchan::asio: one async_send at a time");
     assert(attached_ && "leanchan::asio: async_send after release()");
     auto* op = internal::HandlerOp<Executor, Handler, Payload, error_code>::create(
-        std::move(handler), executor_, Payload(std::move(value)));
-    op_ = op;
-    cancelled_.store(false, std::memory_order_relaxed);
-    internal::connect_cancellation(op->handler(), [this] { request_cancel(); });
+        std::move(handler), this->get_executor(), Payload(std::move(value)));
+    this->adopt(op);
     resume(/*inside_initiation=*/true);
   }
 
   // As AsyncReceiver::resume: looks at the channel, completes or queues the
   // notifier and suspends. Never two at once.
   void resume(bool inside_initiation) {
-    resumer_.begin();
+    this->resumer_.begin();
     for (;;) {
-      Payload& payload = op_->payload();
+      Payload& payload = this->op().payload();
       // Uses the slot the notifier was handed, if any.
       SendResult<T> result = sender_.try_send(std::move(*payload), notifier_);
       payload.reset();
-      if (result.ok()) return finish(inside_initiation, error_code());
+      if (result.ok()) return this->finish(inside_initiation, error_code());
       if (result.status() == SendStatus::kClosed) {
-        return finish(inside_initiation, net::experimental::error::channel_closed);
+        return this->finish(inside_initiation,
+                            error_code(net::experimental::error::channel_closed));
       }
       payload.emplace(std::move(result).value());  // kFull: the value comes back
-      // seq_cst pairs with request_cancel (as in AsyncReceiver).
-      if (cancelled_.load(std::memory_order_seq_cst)) {
+      if (this->cancel_requested()) {
         (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
-        return finish(inside_initiation, net::error::operation_aborted);
+        return this->finish(inside_initiation, error_code(net::error::operation_aborted));
       }
       if (sender_.notify_when_room(notifier_)) continue;  // room, a held slot, or closed
       LEANCHAN_ASIO_TEST_AFTER_ARM();
-      if (resumer_.suspend()) return;  // a kick will post resume()
+      if (this->resumer_.suspend()) return;  // a kick will post resume()
     }
   }
 
-  void finish(bool inside_initiation, error_code ec) {
-    Op* op = std::exchange(op_, nullptr);
-    resumer_.end();
-    op->complete(inside_initiation, ec);
-  }
-
-  internal::PendingBase* detach_for_shutdown() noexcept override {
+  void detach_notifier() noexcept {
     if (attached_) (void)sender_.cancel_notify(notifier_);
     attached_ = false;
-    return std::exchange(op_, nullptr);
   }
 
-  // Notifier callback, on the receiver's thread: must not touch the channel.
-  static void on_room(void* self) noexcept { static_cast<AsyncSender*>(self)->kick(); }
-
-  void kick() noexcept {
-    if (resumer_.kick()) net::post(executor_, [this] { resume(/*inside_initiation=*/false); });
-  }
-
-  void request_cancel() noexcept {
-    cancelled_.store(true, std::memory_order_seq_cst);
-    kick();
-  }
-
-  Executor executor_;
-  internal::Registry* registry_;
   sender_type sender_;
-  Notifier notifier_{&on_room, this};
-  Op* op_ = nullptr;
-  internal::Resumer resumer_;
-  std::atomic<bool> cancelled_{false};
+  Notifier notifier_{&Host::on_notify, static_cast<Host*>(this)};
   bool attached_ = true;  // sender_ is ours (not released)
 };
 

@@ -1,0 +1,97 @@
+// leanchan/asio/host.h: what AsyncReceiver and AsyncSender share: the
+// executor, the registration with its execution context, the one pending
+// operation, its resumption protocol and cancellation. Internal: include
+// leanchan/asio.h.
+#ifndef LEANCHAN_ASIO_HOST_H_
+#define LEANCHAN_ASIO_HOST_H_
+
+#include <atomic>
+#include <utility>
+
+#include "leanchan/asio/registry.h"
+#include "leanchan/asio/resumer.h"
+
+namespace leanchan::asio::internal {
+
+// Derived provides resume(bool inside_initiation), the loop that looks at
+// the channel and completes or suspends, and detach_notifier(), which
+// detaches its channel notifier (its callback not running on return).
+template <class Derived, class Executor, class Op>
+class OperationHost : private Registered {
+ public:
+  using executor_type = Executor;
+  executor_type get_executor() const noexcept { return executor_; }
+
+  // Cancels the pending operation, if any (see AsyncReceiver for the
+  // threads it may come from).
+  void cancel() noexcept { request_cancel(); }
+
+ protected:
+  // Registers with the executor's execution context (may allocate; throws
+  // what that throws).
+  explicit OperationHost(const Executor& executor)
+      : executor_(executor), registry_(&Registry::of(executor)) {
+    registry_->add(this);
+  }
+  // Derived has detached its notifier already: a pending operation's
+  // handler is destroyed, not called.
+  ~OperationHost() {
+    registry_->remove(this);
+    if (op_ != nullptr) op_->destroy();
+  }
+
+  bool pending() const noexcept { return op_ != nullptr; }
+  Op& op() noexcept { return *op_; }
+
+  // The operation waits from now on: cancellable, resumed by kicks.
+  template <class TypedOp>
+  void adopt(TypedOp* op) {
+    op_ = op;
+    cancelled_.store(false, std::memory_order_relaxed);
+    connect_cancellation(op->handler(), [this] { request_cancel(); });
+  }
+  // seq_cst: pairs with request_cancel's store (see there).
+  bool cancel_requested() const noexcept { return cancelled_.load(std::memory_order_seq_cst); }
+
+  template <class... Args>
+  void finish(bool inside_initiation, Args&&... args) {
+    Op* op = std::exchange(op_, nullptr);
+    resumer_.end();
+    op->complete(inside_initiation, std::forward<Args>(args)...);
+  }
+
+  // The channel notifier's callback (context: this host), on another
+  // thread: it must not touch the channel, so it only kicks.
+  static void on_notify(void* host) noexcept { static_cast<OperationHost*>(host)->kick(); }
+
+  Resumer resumer_;
+
+ private:
+  void kick() noexcept {
+    if (resumer_.kick()) {
+      net::post(executor_,
+                [this] { static_cast<Derived*>(this)->resume(/*inside_initiation=*/false); });
+    }
+  }
+  // The flag is set before the kick: a resumption that the kick posts, or
+  // that is running (its suspend fails, it looks again), reads the flag
+  // after its begin() acquired the kick. seq_cst on both sides also orders
+  // it against a resumption that suspends before the kick.
+  void request_cancel() noexcept {
+    cancelled_.store(true, std::memory_order_seq_cst);
+    kick();
+  }
+  PendingBase* detach_for_shutdown() noexcept override {
+    static_cast<Derived*>(this)->detach_notifier();
+    return std::exchange(op_, nullptr);
+  }
+
+  Executor executor_;
+  Registry* registry_;
+  Op* op_ = nullptr;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace leanchan::asio::internal
+
+#endif  // LEANCHAN_ASIO_HOST_H_
