@@ -110,6 +110,96 @@ TEST(Explore, ShrinkToFitRacingTwoSenders) {
                [] { two_senders<2>(2, 1, leanchan::Retention::kKeepOne, /*shrink=*/true); });
 }
 
+// A permit taken while a message is queued, sent by a thread after (or
+// while) the receiver drains and frees every block; another sender races.
+TEST(Explore, KeepNonePermitSentAfterTheDrain) {
+  run_scenario("keep-none permit after drain", 2, [] {
+    Counted::reset();
+    {
+      auto tx_rx = leanchan::channel<Counted, 2>(3, leanchan::Retention::kKeepNone);
+      auto& tx = tx_rx.first;
+      auto& rx = tx_rx.second;
+      check(tx.send(Counted(0, 0)).ok(), "send");
+      auto permit = tx.reserve();
+      check(static_cast<bool>(permit), "reserve");
+      auto tx2 = tx;
+      spawn([&permit] { permit.send(Counted(0, 1)); });
+      spawn([&tx2] { check(tx2.send(Counted(1, 0)).ok(), "send"); });
+      int next[2] = {0, 0};
+      for (int i = 0; i < 3; ++i) {
+        auto m = rx.recv();
+        check(m.has_value(), "a message");
+        if (!m) break;
+        check(m->seq == next[m->sender]++, "FIFO");
+        (void)rx.shrink_to_fit();
+      }
+      join_all();
+      check(rx.memory_usage() == 64, "drained");
+    }
+    check(Counted::live() == 0, "a message was leaked or destroyed twice");
+  });
+}
+
+// The receiver goes right after a release jumped its index, while a sender
+// sends and a permit is out: every message destroyed once.
+TEST(Explore, KeepNoneReceiverDropAfterJump) {
+  run_scenario("keep-none receiver drop after jump", 2, [] {
+    Counted::reset();
+    {
+      auto tx_rx = leanchan::channel<Counted, 2>(3, leanchan::Retention::kKeepNone);
+      auto& tx = tx_rx.first;
+      check(tx.send(Counted(0, 0)).ok(), "send");
+      auto permit = tx.reserve();
+      std::optional<leanchan::Receiver<Counted, 2>> receiver(std::move(tx_rx.second));
+      auto tx2 = tx;
+      spawn([&permit] { permit.send(Counted(0, 1)); });
+      spawn([&tx2] { (void)tx2.send(Counted(1, 0)); });
+      spawn([&receiver] {
+        (void)receiver->recv();  // index 0 -> 1, maybe the jump to 2
+        receiver.reset();
+      });
+      join_all();
+    }
+    check(Counted::live() == 0, "a message was leaked or destroyed twice");
+  });
+}
+
+// Receive notifier over a keep-none channel that frees its block each time.
+TEST(Explore, KeepNoneReceiveNotifier) {
+  run_scenario("keep-none receive notifier", 2, [] {
+    auto tx_rx = leanchan::channel<int, 2>(2, leanchan::Retention::kKeepNone);  // not bound: Clang 14
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
+    Event event;
+    leanchan::Notifier notifier(&Event::fire, &event);
+    rx.set_notifier(notifier);
+    std::optional<leanchan::Sender<int, 2>> sender(std::move(tx));
+    spawn([&sender] {
+      check(sender->send(1).ok(), "send 1");
+      check(sender->send(2).ok(), "send 2");
+      check(sender->send(3).ok(), "send 3");
+      sender.reset();
+    });
+    int received = 0;
+    for (;;) {
+      auto r = rx.try_recv();
+      if (r.ok()) {
+        check(r.value() == received + 1, "in order");
+        ++received;
+        continue;
+      }
+      if (r.status() == leanchan::RecvStatus::kDisconnected) break;
+      event.reset();
+      if (rx.arm_notifier()) continue;
+      event.wait();
+    }
+    check(received == 3, "every message");
+    rx.clear_notifier();
+    join_all();
+  });
+}
+
+
 // close() racing a blocked send: the send either succeeds (its message is
 // then delivered) or fails with kClosed (its value handed back); either
 // way every message is destroyed once and nobody waits forever.

@@ -12,14 +12,16 @@
 //                   bits: [29..0] tag of the block the receiver reads, as of
 //                   its last finished block | [30] it may keep a spare |
 //                   [31] the receiver is gone
-//   head_           list-lock holders (the receiver retiring blocks; the
-//                   sender that opens the very first block) / the receiver,
-//                   also without the lock
+//   head_           list-lock holders (the receiver retiring or releasing
+//                   blocks; the sender that opens a block into an empty
+//                   list: the very first one, or after a release) / the
+//                   receiver, also without the lock
 //
 // Invariants (docs/design.md "Invariants" 2-7): the numbered blocks are
 // exactly head .. tail, consecutive; at most one spare follows the tail; a
 // block holding an unconsumed claimed position is neither freed, recycled
-// nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain.
+// nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
+// (Retention::kKeepOne) or none (kKeepNone, shrink_to_fit).
 //
 // The list lock also guards the channel's waiter queue (bound.cc).
 #ifndef LEANCHAN_INTERNAL_BLOCK_LIST_H_
@@ -78,7 +80,8 @@ class BlockList {
   // position. If nothing is claimed at or after it, moves the claim counter
   // to the end of index's block (one CAS: a claim either came first, and
   // nothing happens, or comes after, in a new block), then under the lock
-  // frees every block before the one holding the new index, and the spare.
+  // frees every block before the one holding the new index, and the spare
+  // if it freed the tail (a sender may already have opened the new block).
   // Returns the receiver's new index: the block boundary, or `index`
   // unchanged if a sender claimed first; adds the blocks freed to `freed`.
   // O(blocks freed).
