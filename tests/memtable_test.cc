@@ -98,11 +98,15 @@ TEST(Memtable, RetainFlagIsValidated) {
   raw.retain = "one,some";
   const auto options = leanchan::report::validate_options(raw);
   ASSERT_FALSE(options.ok());
-  EXPECT_EQ(options.status().message(), "--retain: unknown policy 'some' (known: none, one)");
-  raw.retain = "one,one";
+  EXPECT_EQ(options.status().message(),
+            "--retain: unknown policy 'some' (known: none, one, or 0..64 blocks)");
+  raw.retain = "65";
+  EXPECT_FALSE(leanchan::report::validate_options(raw).ok());
+  raw.retain = "one,one,1,3";  // 1 is "one"
   const auto deduplicated = leanchan::report::validate_options(raw);
   ASSERT_TRUE(deduplicated.ok());
-  EXPECT_EQ(deduplicated->retentions.size(), 1u);
+  ASSERT_EQ(deduplicated->retentions.size(), 2u);
+  EXPECT_EQ(deduplicated->retentions[1], leanchan::Retention::keep(3));
 }
 
 leanchan::report::RawOptions defaults() {

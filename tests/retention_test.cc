@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -92,6 +93,53 @@ TEST(Retention, KeepOneKeepsOneBlockAfterADrain) {
   EXPECT_EQ(probe.allocations(), allocations);
 }
 
+TEST(Retention, KeepNKeepsUpToNBlocksAndServesAnNBlockBurstWithoutAllocating) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 8>(32, Retention::keep(3));
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  for (int i = 0; i < 32; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());  // 4 blocks
+  EXPECT_EQ(probe.live_bytes(), kControl + 4 * block_bytes(8));
+  for (int i = 0; i < 32; ++i) ASSERT_TRUE(rx.try_recv().ok());
+  // The last block and two spares stay: 3 = keep(3).
+  EXPECT_EQ(probe.live_bytes(), kControl + 3 * block_bytes(8));
+  for (int round = 0; round < 3; ++round) {
+    const std::uint64_t allocations = probe.allocations();
+    for (int i = 0; i < 24; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());  // 3 blocks
+    EXPECT_EQ(probe.allocations(), allocations) << "round " << round;
+    for (int i = 0; i < 24; ++i) ASSERT_TRUE(rx.try_recv().ok());
+    EXPECT_EQ(probe.live_bytes(), kControl + 3 * block_bytes(8));
+  }
+  // A 4-block burst needs one more, given back at the drain.
+  const std::uint64_t allocations = probe.allocations();
+  for (int i = 0; i < 32; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());
+  EXPECT_EQ(probe.allocations() - allocations, 1u);
+  for (int i = 0; i < 32; ++i) ASSERT_TRUE(rx.try_recv().ok());
+  EXPECT_EQ(probe.live_bytes(), kControl + 3 * block_bytes(8));
+  // shrink_to_fit still gives everything back.
+  EXPECT_EQ(rx.shrink_to_fit(), static_cast<std::size_t>(3 * block_bytes(8)));
+  EXPECT_EQ(probe.live_bytes(), kControl);
+}
+
+TEST(Retention, KeepNNeverExceedsTheLiveBlockBound) {
+  // Capacity 8, b = 4: at most ceil(8/4) + 1 = 3 blocks live, whatever n.
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<int, 4>(8, Retention::keep(10));
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 8; ++i) ASSERT_TRUE(tx_rx.first.try_send(int{i}).ok());
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(tx_rx.second.try_recv().value(), i);
+    EXPECT_LE(tx_rx.second.memory_usage(), 64u + 3 * (16 + 4 * sizeof(int)));
+  }
+}
+
+TEST(Retention, KeepTooManyIsRejected) {
+  EXPECT_THROW((void)leanchan::channel<int>(8, Retention::keep(Retention::kMaxKeptBlocks + 1)),
+               std::invalid_argument);
+  EXPECT_EQ(Retention::keep(0), Retention::kKeepNone);
+  EXPECT_EQ(Retention::keep(1), Retention::kKeepOne);
+  EXPECT_EQ(Retention(), Retention::kKeepOne);
+}
+
 TEST(ShrinkToFit, EmptyChannelGoesBackToTheControlBlockAndStaysUsable) {
   HeapProbe probe;
   auto tx_rx = leanchan::channel<int, 4>(16);
@@ -162,6 +210,10 @@ void stress(Retention retention, bool shrink, std::size_t capacity) {
 
 TEST(Retention, KeepNoneUnderConcurrentProducers) {
   for (std::size_t capacity : {1u, 3u, 16u}) stress(Retention::kKeepNone, false, capacity);
+}
+
+TEST(Retention, KeepThreeUnderConcurrentProducers) {
+  for (std::size_t capacity : {1u, 5u, 40u}) stress(Retention::keep(3), false, capacity);
 }
 
 TEST(ShrinkToFit, WhileProducersSend) {

@@ -128,7 +128,7 @@ std::size_t BlockList::live_blocks_locked() const noexcept {
   const std::size_t numbered = tag_distance(tail->number.load(std::memory_order_relaxed),
                                             head->number.load(std::memory_order_relaxed)) +
                                1;
-  return numbered + (tail->next != nullptr ? 1 : 0);
+  return numbered + spares_locked();
 }
 
 BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
@@ -159,20 +159,22 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
     const std::uint32_t tail_tag = tail->number.load(std::memory_order_relaxed);
     if (!tag_is_after(target, tail_tag)) break;
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
-    BlockHeader* next = tail->next;
-    if (next != nullptr) {
-      // The spare the receiver recycled (its ready bits already zero).
-      next->number.store(next_tag, std::memory_order_release);
-    } else if (tail == head_.load(std::memory_order_relaxed) &&
-               tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) ==
-                   1) {
-      // 5c. The only block is fully consumed: reuse it in place. No sender can
-      // hold it (none has an unconsumed slot there) and the receiver reads
-      // `number` before `ready`, so zero the bits first, then renumber
-      // (release).
+    if (tail == head_.load(std::memory_order_relaxed) &&
+        tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
+      // 5c. The only block is fully consumed: reuse it in place (before any
+      // spare, so that a channel keeping n blocks after a drain serves a
+      // burst of n blocks without allocating; spares stay chained behind
+      // it). No sender can hold it (none has an unconsumed slot there) and
+      // the receiver reads `number` before `ready`, so zero the bits first,
+      // then renumber (release).
       tail->ready.store(0, std::memory_order_relaxed);
       tail->number.store(next_tag, std::memory_order_release);
       continue;
+    }
+    BlockHeader* next = tail->next;
+    if (next != nullptr) {
+      // A spare the receiver recycled (its ready bits already zero).
+      next->number.store(next_tag, std::memory_order_release);
     } else {
       next = new_block(layout, next_tag);
       tail->next = next;
@@ -192,39 +194,64 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   return block;
 }
 
-void BlockList::retire_head_locked(const BlockLayout& layout, std::size_t block_bound) noexcept {
-  // Recycling: the fully consumed head leaves the list; it becomes the spare
-  // behind the tail if there is none and the bound allows (never when the
-  // bound is 0: Retention::kKeepNone), else it is freed.
+std::size_t BlockList::spares_locked() const noexcept {
+  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  std::size_t spares = 0;
+  for (const BlockHeader* spare = tail == nullptr ? nullptr : tail->next; spare != nullptr;
+       spare = spare->next) {
+    ++spares;
+  }
+  return spares;
+}
+
+void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep) noexcept {
+  // Recycling: the fully consumed head leaves the list; it joins the spares
+  // behind the tail (at the end of their chain) while there are fewer than
+  // keep.spares and the bound allows (never when the bound is 0:
+  // Retention::kKeepNone), else it is freed.
   BlockHeader* old = head_.load(std::memory_order_relaxed);
   // relaxed: only the receiver calls this, and only the receiver reads
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  if (tail->next == nullptr && live_blocks_locked() + 1 <= block_bound) {
+  BlockHeader* last = tail_block_.load(std::memory_order_relaxed);
+  std::size_t spares = 0;
+  while (last->next != nullptr) {
+    last = last->next;
+    ++spares;
+  }
+  if (spares < keep.spares && live_blocks_locked() + 1 <= keep.block_bound) {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
-    tail->next = old;
+    last->next = old;
     rx_block_word_.fetch_or(kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
   } else {
     delete_block(old, layout);
   }
 }
 
-bool BlockList::free_spare_locked(const BlockLayout& layout) noexcept {
+std::size_t BlockList::free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept {
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  bool freed = false;
-  if (tail != nullptr && tail->next != nullptr) {
-    delete_block(tail->next, layout);
-    tail->next = nullptr;
-    freed = true;
+  std::size_t freed = 0;
+  if (tail != nullptr) {
+    BlockHeader* last_kept = tail;  // the spares from last_kept->next on go
+    for (std::size_t i = 0; i < kept && last_kept->next != nullptr; ++i)
+      last_kept = last_kept->next;
+    BlockHeader* spare = last_kept->next;
+    last_kept->next = nullptr;
+    while (spare != nullptr) {
+      BlockHeader* next = spare->next;
+      delete_block(spare, layout);
+      ++freed;
+      spare = next;
+    }
+    if (last_kept != tail) return freed;  // some are kept: the flag stays
   }
   rx_block_word_.fetch_and(~kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
   return freed;
 }
 
 BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                                     std::size_t block_bound) noexcept {
+                                     const Keep& keep) noexcept {
   // Step 8.
   lock_list();
   const std::uint32_t target = block_tag(block_number);
@@ -234,7 +261,7 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
         !tag_is_after(target, head->number.load(std::memory_order_relaxed))) {
       break;
     }
-    retire_head_locked(layout, block_bound);  // behind the receiver's index: fully consumed
+    retire_head_locked(layout, keep);  // behind the receiver's index: fully consumed
   }
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
@@ -243,7 +270,7 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
 }
 
 BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                                     std::size_t block_bound) noexcept {
+                                     const Keep& keep) noexcept {
   // Step 9. Publishing the index under the lock is what lets a sender reuse
   // this block in place (step 5c): the lock orders the receiver's moves out
   // of the block before the sender's writes into it.
@@ -257,11 +284,12 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
     if (head != tail_block_.load(std::memory_order_relaxed)) {
-      retire_head_locked(layout, block_bound);
+      retire_head_locked(layout, keep);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
-      // and give the spare back (docs/design.md invariant 7: one block after a drain).
-      (void)free_spare_locked(layout);
+      // and give back the spares beyond keep.drained_spares (docs/design.md
+      // invariant 7: one block after a drain, or up to N with Retention::keep(N)).
+      (void)free_spares_locked(layout, keep.drained_spares);
     }
   }
   BlockHeader* after = head_.load(std::memory_order_relaxed);
@@ -269,10 +297,10 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   return after;
 }
 
-bool BlockList::release_spare_if_any(const BlockLayout& layout) noexcept {
-  // Step 10.
+std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kept) noexcept {
+  // Step 10, and shrink_to_fit.
   lock_list();
-  const bool freed = free_spare_locked(layout);
+  const std::size_t freed = free_spares_locked(layout, kept);
   unlock_list();
   return freed;
 }
@@ -304,14 +332,16 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   bool freed_spare = false;
   while (block != nullptr && tag_is_after(target, block->number.load(std::memory_order_relaxed))) {
-    BlockHeader* next = block->next;  // after the tail: the spare, or null
+    BlockHeader* next = block->next;  // after the tail: the spares, or null
     const bool was_tail = block == tail;
     delete_block(block, layout);
     ++freed;
     if (was_tail) {
-      if (next != nullptr) {
+      while (next != nullptr) {  // the spares go with the tail
+        BlockHeader* after = next->next;
         delete_block(next, layout);
         ++freed;
+        next = after;
       }
       freed_spare = true;
       block = nullptr;

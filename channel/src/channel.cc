@@ -16,4 +16,12 @@ void validate_capacity(std::size_t capacity) {
   }
 }
 
+void validate_retention(Retention retention) {
+  if (retention.blocks() > Retention::kMaxKeptBlocks) {
+    throw std::invalid_argument("leanchan::channel: Retention::keep(" +
+                                std::to_string(retention.blocks()) + ") keeps more than " +
+                                std::to_string(Retention::kMaxKeptBlocks) + " blocks");
+  }
+}
+
 }  // namespace leanchan::internal

@@ -66,7 +66,7 @@ Design leanchan_design() {
         [retention](std::size_t c) { return leanchan::channel<Message<24>, B>(c, retention); },
         channels, capacity, burst);
     row.design = absl::StrCat("leanchan-b", B);
-    row.retain = retention == Retention::kKeepNone ? "none" : "one";
+    row.retain = retain_name(retention);
     return row;
   };
   design.has_retention = true;
@@ -126,6 +126,12 @@ Design tokio_design() {
 }
 
 }  // namespace
+
+std::string retain_name(Retention retention) {
+  if (retention == Retention::kKeepNone) return "none";
+  if (retention == Retention::kKeepOne) return "one";
+  return std::to_string(retention.blocks());
+}
 
 const std::vector<std::size_t>& supported_message_sizes() {
   static const std::vector<std::size_t> sizes = {8, 24, 128, 250, 1024};

@@ -28,6 +28,9 @@ struct Design {
   bool has_retention = false;
 };
 
+// "none", "one", or the number of blocks kept (Retention::keep(n)).
+std::string retain_name(Retention retention);
+
 // Every design, in report order.
 const std::vector<Design>& all_designs();
 // The message sizes compiled into the report.

@@ -36,7 +36,8 @@ ABSL_FLAG(std::string, many_channels, "1000,100000",
 ABSL_FLAG(std::size_t, many_capacity, 16, "Capacity of each channel in the many-channels table");
 ABSL_FLAG(std::size_t, burst, 16, "Messages sent into every channel in the many-channels table");
 ABSL_FLAG(std::string, retain, "none,one",
-          "Retention policies measured in the many-channels table (leanchan designs): none, one");
+          "Retention policies measured in the many-channels table (leanchan designs): none, one, "
+          "or a number of blocks kept (2..64)");
 ABSL_FLAG(std::string, tables, "memory,many",
           "Tables to print: memory (create/fill/drain), many (many channels), or both");
 
@@ -89,8 +90,7 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   row->rss_trimmed = numbers[6];
   row->burst2_allocs = numbers[7];
   row->burst2_ns_per_msg = numbers[8];
-  if (design.has_retention)
-    row->retain = retention == leanchan::Retention::kKeepNone ? "none" : "one";
+  if (design.has_retention) row->retain = leanchan::report::retain_name(retention);
   return true;
 }
 

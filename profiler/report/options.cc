@@ -129,9 +129,13 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
       retention = Retention::kKeepNone;
     } else if (policy == "one") {
       retention = Retention::kKeepOne;
+    } else if (unsigned blocks = 0;
+               absl::SimpleAtoi(policy, &blocks) && blocks <= Retention::kMaxKeptBlocks) {
+      retention = Retention::keep(blocks);
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--retain: unknown policy '", policy, "' (known: none, one)"));
+      return absl::InvalidArgumentError(absl::StrCat("--retain: unknown policy '", policy,
+                                                     "' (known: none, one, or 0..",
+                                                     Retention::kMaxKeptBlocks, " blocks)"));
     }
     if (std::find(options.retentions.begin(), options.retentions.end(), retention) ==
         options.retentions.end()) {

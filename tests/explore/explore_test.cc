@@ -105,6 +105,12 @@ TEST(Explore, KeepNoneTwoSendersBlockSize2Capacity2) {
   run_scenario("keep-none, 2 senders, b=2, C=2", 2,
                [] { two_senders<2>(2, 1, leanchan::Retention::kKeepNone); });
 }
+// Retention::keep(2): spares chain behind the tail and in-place reuse comes
+// first; three messages each through one-slot blocks.
+TEST(Explore, KeepTwoRecyclingAndSpareChain) {
+  run_scenario("keep(2), b=1, C=2, 2 each", 1,
+               [] { two_senders<1>(2, 2, leanchan::Retention::keep(2)); });
+}
 TEST(Explore, ShrinkToFitRacingTwoSenders) {
   run_scenario("shrink_to_fit, 2 senders, b=2, C=2", 2,
                [] { two_senders<2>(2, 1, leanchan::Retention::kKeepOne, /*shrink=*/true); });

@@ -17,7 +17,9 @@
 //     it; so a capacity-1 channel holding one message costs 64 + 16 + S;
 //   - at most ceil(C/b) + 1 blocks are ever live;
 //   - what a drained channel keeps is a policy chosen at creation,
-//     channel<T, B>(capacity, retention) (leanchan/fwd.h):
+//     channel<T, B>(capacity, retention) (leanchan/fwd.h; also
+//     Retention::keep(n): up to n blocks, so bursts of up to n blocks
+//     allocate nothing):
 //     Retention::kKeepOne (the default): exactly one block is kept for reuse
 //       (64 + 16 + b*S bytes in all); a fully consumed block is reused in
 //       place, so ping-pong traffic allocates nothing after the first
@@ -33,7 +35,8 @@
 //     block (64 + 8 bytes) and every block come from the resource instead.
 //
 // Errors: channel() throws std::invalid_argument for capacity 0 or above
-// kMaxCapacity (nothing is allocated then), and std::bad_alloc (or what the
+// kMaxCapacity, or a Retention::keep(n) above Retention::kMaxKeptBlocks
+// (nothing is allocated then), and std::bad_alloc (or what the
 // memory resource throws) if the control block cannot be allocated. A BlockSize outside 1..32 or a
 // T that is not nothrow-movable fails to compile with a message saying so. If allocating a block
 // fails, the process is aborted with a message: a slot index is already claimed at that point and
@@ -77,6 +80,9 @@ namespace leanchan {
 namespace internal {
 // Throws std::invalid_argument naming `capacity` unless 1 <= capacity <= kMaxCapacity.
 void validate_capacity(std::size_t capacity);
+// Throws std::invalid_argument if `retention` keeps more than
+// Retention::kMaxKeptBlocks blocks.
+void validate_retention(Retention retention);
 }  // namespace internal
 
 // Creates a channel of `capacity` slots. Allocates only its 64-byte control
@@ -92,6 +98,7 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
                                                                 ChannelOptions options = {}) {
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   internal::validate_capacity(capacity);
+  internal::validate_retention(options.retention);
   auto* state = internal::ChannelState::create(static_cast<std::uint32_t>(capacity),
                                                options.retention, options.memory);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};

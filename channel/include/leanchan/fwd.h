@@ -21,16 +21,39 @@ template <class T>
 inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
 
 // What a channel keeps when it drains (chosen at creation; see channel.h).
-//   kKeepOne (the default): the last block stays for the next message, and
-//     one spare block may wait behind the tail while traffic flows: after
-//     warm-up, constant-depth traffic and ping-pong allocate nothing. Idle
-//     after a burst: the control block plus one block.
-//   kKeepNone: as soon as the channel is empty, every block goes back to the
-//     allocator (the next send starts a fresh block): idle after a burst,
-//     only the 64-byte control block. The price: a burst of n into an empty
-//     channel allocates ceil(n / b) blocks, and a trickle of one message at a
-//     time into an empty channel allocates and frees one block per message.
-enum class Retention : unsigned char { kKeepOne, kKeepNone };
+//   Retention::kKeepOne (the default): the last block stays for the next
+//     message, and one spare block may wait behind the tail while traffic
+//     flows: after warm-up, constant-depth traffic and ping-pong allocate
+//     nothing. Idle after a burst: the control block plus one block.
+//   Retention::kKeepNone: as soon as the channel is empty, every block goes
+//     back to the allocator (the next send starts a fresh block): idle after
+//     a burst, only the 64-byte control block. The price: a burst of n into
+//     an empty channel allocates ceil(n / b) blocks, and a trickle of one
+//     message at a time into an empty channel allocates and frees one block
+//     per message.
+//   Retention::keep(n), n in 0..kMaxKeptBlocks: up to n blocks stay after a
+//     drain (the last one and n - 1 spares; keep(0) is kKeepNone, keep(1)
+//     kKeepOne), never more than ceil(C/b) + 1 in all; a burst that fits in
+//     n blocks then allocates nothing. Idle: up to 64 + n blocks.
+class Retention {
+ public:
+  static constexpr unsigned kMaxKeptBlocks = 64;
+  static const Retention kKeepNone;
+  static const Retention kKeepOne;
+  // Up to `blocks` kept after a drain; channel() rejects more than
+  // kMaxKeptBlocks with std::invalid_argument.
+  static constexpr Retention keep(unsigned blocks) noexcept { return Retention(blocks); }
+
+  constexpr Retention() noexcept = default;  // kKeepOne
+  constexpr unsigned blocks() const noexcept { return blocks_; }
+  friend constexpr bool operator==(Retention, Retention) noexcept = default;
+
+ private:
+  constexpr explicit Retention(unsigned blocks) noexcept : blocks_(blocks) {}
+  unsigned blocks_ = 1;
+};
+inline constexpr Retention Retention::kKeepNone = Retention::keep(0);
+inline constexpr Retention Retention::kKeepOne = Retention::keep(1);
 
 // How a channel is made (channel.h):
 //   channel<T>(1024, {.retention = Retention::kKeepNone, .memory = &pool});

@@ -219,7 +219,7 @@ class Receiver {
   std::size_t shrink_to_fit() noexcept {
     internal::ChannelState& state = *this->state();
     const internal::BlockLayout layout = Ops::layout(state);
-    std::size_t freed = state.release_spare_if_any(layout) ? 1 : 0;
+    std::size_t freed = state.release_spares(layout, 0);
     freed += Ops::release_if_drained(state, cursor_);
     return freed * layout.bytes;
   }

@@ -18,7 +18,7 @@
 //                   receiver, also without the lock
 //
 // Invariants (docs/design.md "Invariants" 2-7): the numbered blocks are
-// exactly head .. tail, consecutive; at most one spare follows the tail; a
+// exactly head .. tail, consecutive; a chain of spares may follow the tail; a
 // block holding an unconsumed claimed position is neither freed, recycled
 // nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
 // (Retention::kKeepOne) or none (kKeepNone, shrink_to_fit).
@@ -34,6 +34,14 @@
 #include "leanchan/internal/block.h"
 
 namespace leanchan::internal {
+
+// What the list may keep (the channel's Retention; channel_state.h).
+struct Keep {
+  std::size_t block_bound;     // live blocks allowed when a retired block stays as a
+                               // spare: ceil(C/b) + 1, or 0 to keep none
+  std::size_t spares;          // spares kept while messages flow
+  std::size_t drained_spares;  // spares kept after a drain (behind the kept block)
+};
 
 class BlockList {
  public:
@@ -65,17 +73,16 @@ class BlockList {
   }
   // Step 8: makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.
-  // `block_bound`: live blocks allowed when a retired block stays as the
-  // spare: ceil(C/b) + 1, or 0 to keep no spare (Retention::kKeepNone).
+  // `keep`: what a retired block may become (a spare, or freed).
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                            std::size_t block_bound) noexcept;
+                            const Keep& keep) noexcept;
   // Step 9: the receiver took the last slot of block `block_number`.
   // Returns the head block afterwards (the receiver caches it).
   BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                            std::size_t block_bound) noexcept;
-  // Step 10: the channel looked drained; give back the spare block, if kept.
-  // True if there was one.
-  bool release_spare_if_any(const BlockLayout& layout) noexcept;
+                            const Keep& keep) noexcept;
+  // Step 10: the channel looked drained; give back the spare blocks beyond
+  // the first `kept`. Returns how many were freed.
+  std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
   // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
   // position. If nothing is claimed at or after it, moves the claim counter
   // to the end of index's block (one CAS: a claim either came first, and
@@ -121,8 +128,9 @@ class BlockList {
 
   static BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
-  void retire_head_locked(const BlockLayout& layout, std::size_t block_bound) noexcept;
-  bool free_spare_locked(const BlockLayout& layout) noexcept;
+  void retire_head_locked(const BlockLayout& layout, const Keep& keep) noexcept;
+  std::size_t free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept;
+  std::size_t spares_locked() const noexcept;
   std::size_t live_blocks_locked() const noexcept;
 
   Atomic<std::uint64_t> tail_position_{0};

@@ -148,7 +148,8 @@ struct ChannelOps {
       if (state.keeps_none()) {
         (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
       } else {
-        (void)state.release_spare_if_any(layout(state, block_slots));
+        const BlockLayout block_layout = layout(state, block_slots);
+        (void)state.release_spares(block_layout, state.drained_spares(block_layout));
       }
     }
     state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound

@@ -53,7 +53,7 @@ class ChannelState {
   ChannelState& operator=(const ChannelState&) = delete;
 
   std::uint32_t capacity() const noexcept { return capacity_; }
-  bool keeps_none() const noexcept { return keep_none_; }
+  bool keeps_none() const noexcept { return kept_blocks_ == 0; }
 
   // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
@@ -126,18 +126,27 @@ class ChannelState {
   BlockHeader* head() const noexcept { return blocks_.head(); }
   std::uint64_t tail_position() const noexcept { return blocks_.tail_position(); }
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.advance_head(block_number, layout, block_bound(layout));
+    return blocks_.advance_head(block_number, layout, keep(layout));
   }
   BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.finish_block(block_number, layout, block_bound(layout));
+    return blocks_.finish_block(block_number, layout, keep(layout));
   }
-  // Live blocks allowed with a spare: ceil(C/b) + 1 (docs/design.md
-  // invariant 6); 0 under Retention::kKeepNone, which keeps no spare.
-  std::size_t block_bound(const BlockLayout& layout) const noexcept {
-    return keep_none_ ? 0 : (capacity_ + layout.slots - 1) / layout.slots + 1;
+  // What the list may keep (Retention, leanchan/fwd.h): spares while
+  // messages flow (1, or n - 1 for keep(n)), spares after a drain (n - 1),
+  // within ceil(C/b) + 1 live blocks (docs/design.md invariant 6); nothing
+  // under Retention::kKeepNone.
+  Keep keep(const BlockLayout& layout) const noexcept {
+    if (kept_blocks_ == 0) return {0, 0, 0};
+    const std::size_t kept = kept_blocks_;
+    return {(capacity_ + layout.slots - 1) / layout.slots + 1, kept > 2 ? kept - 1 : 1, kept - 1};
   }
-  bool release_spare_if_any(const BlockLayout& layout) noexcept {
-    return blocks_.release_spare_if_any(layout);
+  // Step 10 (the spares beyond what a drained channel keeps), and
+  // shrink_to_fit (all of them: kept = 0). Returns how many were freed.
+  std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept {
+    return blocks_.release_spares(layout, kept);
+  }
+  std::size_t drained_spares(const BlockLayout& layout) const noexcept {
+    return keep(layout).drained_spares;
   }
   bool may_have_spare() const noexcept { return blocks_.may_have_spare(); }
   // Frees every block not needed for a message, if the channel is drained
@@ -218,12 +227,12 @@ class ChannelState {
   Lifetime lifetime_;      // sender and handle counts
   ChannelState(std::uint32_t capacity, Retention retention, bool has_resource) noexcept
       : capacity_(capacity),
-        keep_none_(retention == Retention::kKeepNone),
+        kept_blocks_(static_cast<std::uint8_t>(retention.blocks())),
         has_resource_(has_resource) {}
 
   const std::uint32_t capacity_;
-  const bool keep_none_;     // Retention::kKeepNone (in what was padding)
-  const bool has_resource_;  // a memory resource pointer follows this object
+  const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain (in what was padding)
+  const bool has_resource_;         // a memory resource pointer follows this object
 
   friend struct ControlBlockLayout;
 };
