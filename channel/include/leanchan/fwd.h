@@ -46,7 +46,7 @@ class Retention {
 
   constexpr Retention() noexcept = default;  // kKeepOne
   constexpr unsigned blocks() const noexcept { return blocks_; }
-  friend constexpr bool operator==(Retention, Retention) noexcept = default;
+  friend constexpr bool operator==(const Retention&, const Retention&) noexcept = default;
 
  private:
   constexpr explicit Retention(unsigned blocks) noexcept : blocks_(blocks) {}
