@@ -83,6 +83,40 @@ void two_senders(std::size_t capacity, int per_sender,
   check(Counted::live() == 0, "a message was leaked or destroyed twice");
 }
 
+// A receiver serving itself through its notifier (try_recv until empty,
+// arm, wait for the callback) while a sender sends `messages` and goes:
+// every message seen, in order, and the loop never waits forever.
+template <std::size_t B>
+void receive_notifier(std::size_t capacity, leanchan::Retention retention, int messages) {
+  auto tx_rx =
+      leanchan::channel<int, B>(capacity, retention);  // not bound: Clang 14 cannot capture it
+  auto& rx = tx_rx.second;
+  Event event;
+  leanchan::Notifier notifier(&Event::fire, &event);
+  rx.set_notifier(notifier);
+  std::optional<leanchan::Sender<int, B>> sender(std::move(tx_rx.first));
+  spawn([&sender, messages] {
+    for (int i = 1; i <= messages; ++i) check(sender->send(int{i}).ok(), "send");
+    sender.reset();
+  });
+  int received = 0;
+  for (;;) {
+    auto r = rx.try_recv();
+    if (r.ok()) {
+      check(r.value() == received + 1, "in order");
+      ++received;
+      continue;
+    }
+    if (r.status() == leanchan::RecvStatus::kDisconnected) break;
+    event.reset();
+    if (rx.arm_notifier()) continue;
+    event.wait();
+  }
+  check(received == messages, "every message");
+  rx.clear_notifier();
+  join_all();
+}
+
 TEST(Explore, TwoSendersBlockSize1Capacity1) {
   run_scenario("2 senders, b=1, C=1", 2, [] { two_senders<1>(1, 1); });
 }
@@ -172,39 +206,9 @@ TEST(Explore, KeepNoneReceiverDropAfterJump) {
 
 // Receive notifier over a keep-none channel that frees its block each time.
 TEST(Explore, KeepNoneReceiveNotifier) {
-  run_scenario("keep-none receive notifier", 2, [] {
-    auto tx_rx = leanchan::channel<int, 2>(2, leanchan::Retention::kKeepNone);  // not bound: Clang 14
-    auto& tx = tx_rx.first;
-    auto& rx = tx_rx.second;
-    Event event;
-    leanchan::Notifier notifier(&Event::fire, &event);
-    rx.set_notifier(notifier);
-    std::optional<leanchan::Sender<int, 2>> sender(std::move(tx));
-    spawn([&sender] {
-      check(sender->send(1).ok(), "send 1");
-      check(sender->send(2).ok(), "send 2");
-      check(sender->send(3).ok(), "send 3");
-      sender.reset();
-    });
-    int received = 0;
-    for (;;) {
-      auto r = rx.try_recv();
-      if (r.ok()) {
-        check(r.value() == received + 1, "in order");
-        ++received;
-        continue;
-      }
-      if (r.status() == leanchan::RecvStatus::kDisconnected) break;
-      event.reset();
-      if (rx.arm_notifier()) continue;
-      event.wait();
-    }
-    check(received == 3, "every message");
-    rx.clear_notifier();
-    join_all();
-  });
+  run_scenario("keep-none receive notifier", 2,
+               [] { receive_notifier<2>(2, leanchan::Retention::kKeepNone, 3); });
 }
-
 
 // close() racing a blocked send: the send either succeeds (its message is
 // then delivered) or fails with kClosed (its value handed back); either
@@ -332,34 +336,8 @@ TEST(Explore, WokenSendWaiterCancelled) {
 // The receive notifier: arm, fire, re-arm, disarm, against a sender; every
 // message is seen and the drain loop never waits forever.
 TEST(Explore, ReceiveNotifierArmFireRearm) {
-  run_scenario("receive notifier", 2, [] {
-    auto [tx, rx] = leanchan::channel<int, 1>(2);
-    Event event;
-    leanchan::Notifier notifier(&Event::fire, &event);
-    rx.set_notifier(notifier);
-    std::optional<leanchan::Sender<int, 1>> sender(std::move(tx));
-    spawn([&sender] {
-      check(sender->send(1).ok(), "send 1");
-      check(sender->send(2).ok(), "send 2");
-      sender.reset();
-    });
-    int received = 0;
-    for (;;) {
-      auto r = rx.try_recv();
-      if (r.ok()) {
-        check(r.value() == received + 1, "in order");
-        ++received;
-        continue;
-      }
-      if (r.status() == leanchan::RecvStatus::kDisconnected) break;
-      event.reset();
-      if (rx.arm_notifier()) continue;
-      event.wait();
-    }
-    check(received == 2, "both messages");
-    rx.clear_notifier();
-    join_all();
-  });
+  run_scenario("receive notifier", 2,
+               [] { receive_notifier<1>(2, leanchan::Retention::kKeepOne, 2); });
 }
 
 // A coroutine started on one thread suspends in async_send on a full
