@@ -12,12 +12,12 @@ void FutexMutex::lock() noexcept {
   if (state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) return;
   // Rust's std futex mutex: spin (100 times) while the lock is held without
   // waiters, then try once more before sleeping.
-  for (int spin = 0; spin < 100 && expected == 1; ++spin) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    expected = state_.load(std::memory_order_relaxed);
-  }
+  (void)watch(
+      [&] {
+        expected = state_.load(std::memory_order_relaxed);
+        return expected != 1;
+      },
+      100, 1, 0);
   if (expected == 0 && state_.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
     return;
   }
@@ -92,8 +92,8 @@ Acquire Semaphore::acquire(const leanchan::internal::Deadline* deadline) noexcep
   const bool first_in_line = head_ == &node;
   mutex_.unlock();
   if (watch_ && first_in_line) {
-    (void)watch_for([&] { return node.state.load(std::memory_order_acquire) != 0; }, kWatchSpins,
-                    kWatchYields);
+    (void)watch([&] { return node.state.load(std::memory_order_acquire) != 0; }, kWatchSpins, 1,
+                kWatchYields);
   }
   for (;;) {
     std::uint32_t state = node.state.load(std::memory_order_acquire);

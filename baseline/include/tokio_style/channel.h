@@ -282,22 +282,14 @@ class Receiver {
       if (chan_->semaphore.waiting() == Waiting::kWatchThenSleep) {
         // Watch before sleeping, as leanchan's receiver does: 16 looks with
         // doubling pauses (1..64), then 16 yields.
-        int pauses = 1;
-        for (int look = 0; look < 32; ++look) {
-          if (look < 16) {
-            for (int i = 0; i < pauses; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-              __builtin_ia32_pause();
-#endif
-            }
-            pauses = pauses < 64 ? pauses * 2 : 64;
-          } else {
-            std::this_thread::yield();
-          }
-          outcome = pop(out);
-          if (outcome == ReadOutcome::kValue) return RecvStatus::kOk;
-          if (outcome == ReadOutcome::kClosed) return RecvStatus::kDisconnected;
-        }
+        const bool ended = watch(
+            [&] {
+              outcome = pop(out);
+              return outcome != ReadOutcome::kEmpty;
+            },
+            16, 64, 16);
+        if (ended && outcome == ReadOutcome::kValue) return RecvStatus::kOk;
+        if (ended) return RecvStatus::kDisconnected;
         if (is_finished()) return RecvStatus::kDisconnected;
       }
       // Register, then poll again: a sender's wake after our registration

@@ -24,8 +24,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 
+#include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
 
 namespace tokio_style {
@@ -35,20 +35,20 @@ enum class Acquire { kAcquired, kNoPermits, kClosed, kTimedOut };
 // How a blocked sender or receiver waits (see above and channel.h).
 enum class Waiting : std::uint8_t { kWatchThenSleep, kParkAtOnce };
 
-// Bounded watching, as leanchan's: `spins` pause-spins then `yields`
-// yields, calling `done()` before each; true as soon as it returns true.
+// Bounded watching with leanchan's schedule: `looks` looks separated by
+// pauses (cpu_relax) that double from 1 up to `max_pauses` (1: a plain
+// spin), then `yields` looks separated by yields; true as soon as done()
+// is. The waiting policy of Waiting::kWatchThenSleep, before a futex sleep.
 template <class Done>
-bool watch_for(Done done, int spins, int yields) noexcept {
-  for (int round = 0; round < spins + yields; ++round) {
+bool watch(Done done, int looks, int max_pauses, int yields) noexcept {
+  int pauses = 1;
+  for (int look = 0; look < looks + yields; ++look) {
     if (done()) return true;
-    if (round < spins) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#elif defined(__aarch64__)
-      asm volatile("yield" ::: "memory");
-#endif
+    if (look < looks) {
+      for (int i = 0; i < pauses; ++i) leanchan::internal::cpu_relax();
+      pauses = pauses < max_pauses ? pauses * 2 : max_pauses;
     } else {
-      std::this_thread::yield();
+      leanchan::internal::yield_thread();
     }
   }
   return done();
