@@ -61,11 +61,22 @@ void BlockList::lock_list() const noexcept {
 
 void BlockList::unlock_list() const noexcept {
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  const std::uint32_t tag = tail == nullptr ? 0 : tail->number.load(std::memory_order_relaxed);
+  // relaxed: under the lock. An empty list shows the tag two before the
+  // receiver's block: it covers no block a sender can need, even one that
+  // computed its need from the receiver's position before release_if_drained
+  // moved it to the next block (see there).
+  const std::uint32_t tag =
+      tail == nullptr ? ((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask
+                      : tail->number.load(std::memory_order_relaxed);
   // release: publishes the list (and the new tail tag) to the next holder and
   // to seqlock readers, whose acquire load of this word synchronizes with it.
   const std::uint32_t old = list_word_.exchange(tag << kTagShift, std::memory_order_release);
   if ((old & kContended) != 0) futex_wake(list_word_, 1);
+}
+
+bool BlockList::covers(std::uint32_t tag) const noexcept {
+  const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
+  return (word & kLocked) == 0 && !tag_is_after(tag, tag_of_word(word));
 }
 
 BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
@@ -85,26 +96,20 @@ BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
   return tail;
 }
 
-BlockHeader* BlockList::new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
+BlockHeader* BlockList::try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept {
   void* memory = nullptr;
   if (layout.resource != nullptr) {
     try {
       memory = layout.resource->allocate(layout.bytes, layout.alignment);
     } catch (...) {
-      memory = nullptr;  // the resource's failure, handled as operator new's below
+      memory = nullptr;  // the resource's failure, handled as operator new's
     }
   } else if (layout.alignment > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
     memory = ::operator new(layout.bytes, std::align_val_t(layout.alignment), std::nothrow);
   } else {
     memory = ::operator new(layout.bytes, std::nothrow);
   }
-  if (memory == nullptr) {
-    // A slot index is already claimed and cannot be given back: the receiver
-    // would wait for it forever. Documented in channel.h: allocation failure
-    // while opening a block ends the process.
-    std::fputs("leanchan: out of memory while allocating a block\n", stderr);
-    std::abort();
-  }
+  if (memory == nullptr) return nullptr;
   auto* block = ::new (memory) BlockHeader();
   block->number.store(tag, std::memory_order_relaxed);
   return block;
@@ -132,10 +137,10 @@ std::size_t BlockList::live_blocks_locked() const noexcept {
 }
 
 BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-  // Step 5. While another thread holds the lock (usually a sender opening
-  // this very block, or the receiver finishing one), wait briefly for it and
-  // retry the lock-free read: queueing on the lock would put every sender of
-  // the block to sleep, one futex round trip each.
+  // Step 5. While another thread holds the lock (usually a sender numbering
+  // blocks, or the receiver finishing one), wait briefly for it and retry
+  // the lock-free read: queueing on the lock would put every sender of the
+  // block to sleep, one futex round trip each.
   const std::uint32_t target = block_tag(block_number);
   for (int spin = 0; spin < kOpenSpins; ++spin) {
     if (BlockHeader* block = tail_if_numbered(target)) return block;
@@ -144,12 +149,41 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   }
   lock_list();
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  if (tail == nullptr || tag_is_after(target, tail->number.load(std::memory_order_relaxed))) {
+    // Unreachable while provisioning holds: the claimed position's block
+    // was numbered before the claim. The position cannot be given back (the
+    // receiver would wait for it forever), so number it now, or end.
+#if defined(LEANCHAN_EXPLORE)
+    explore::report_violation("a sender claimed a position whose block was not numbered");
+#endif
+    bool allocated = false;
+    if (!extend_locked(target, layout, allocated)) {
+      std::fputs("leanchan: internal error: no block for a claimed position\n", stderr);
+      std::abort();
+    }
+    tail = tail_block_.load(std::memory_order_relaxed);
+  }
+  // Usually the tail is the target; otherwise the target lies between head
+  // and tail (its unconsumed slot keeps the receiver from retiring it).
+  BlockHeader* block = tail;
+  if (block->number.load(std::memory_order_relaxed) != target) {
+    block = head_.load(std::memory_order_relaxed);
+    while (block->number.load(std::memory_order_relaxed) != target) block = block->next;
+  }
+  unlock_list();
+  return block;
+}
+
+bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
+                              bool& allocated) noexcept {
+  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
     // 5a. The list is empty: at creation, or after release_if_drained freed
-    // every block. Every claimed position lies at or after the receiver's
-    // block (rx_block_word_'s tag: 0 at creation), so the list restarts
-    // there and 5b extends it to the target.
-    tail = new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
+    // every block. Every position lies at or after the receiver's block
+    // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
+    tail = try_new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
+    if (tail == nullptr) return false;
+    allocated = true;
     // release: see head(); the receiver may read head_ without the lock.
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
@@ -157,7 +191,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   // 5b. Extend the list one block at a time until the tail reaches the target.
   for (;;) {
     const std::uint32_t tail_tag = tail->number.load(std::memory_order_relaxed);
-    if (!tag_is_after(target, tail_tag)) break;
+    if (!tag_is_after(target, tail_tag)) return true;
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
@@ -176,22 +210,14 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
       // A spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else {
-      next = new_block(layout, next_tag);
+      next = try_new_block(layout, next_tag);
+      if (next == nullptr) return false;  // the list is as consistent as before
+      allocated = true;
       tail->next = next;
     }
     tail = next;
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
-  // 5d. Usually the tail is the target; if a later sender already moved the
-  // tail past it, the target lies between head and tail (its unconsumed slot
-  // keeps the receiver from retiring it).
-  BlockHeader* block = tail;
-  if (block->number.load(std::memory_order_relaxed) != target) {
-    block = head_.load(std::memory_order_relaxed);
-    while (block->number.load(std::memory_order_relaxed) != target) block = block->next;
-  }
-  unlock_list();
-  return block;
 }
 
 std::size_t BlockList::spares_locked() const noexcept {
@@ -306,58 +332,54 @@ std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kep
 }
 
 std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                            const Bound& bound, std::uint32_t own,
+                                            Atomic<std::uint16_t>& published, unsigned shift,
                                             std::size_t& freed) noexcept {
-  const std::uint64_t slots = layout.slots;
-  const std::uint64_t boundary = (index + slots - 1) / slots * slots;
-  if (boundary != index) {
-    // seq_cst, as claim_position: the two RMWs on tail_position_ are ordered;
-    // if this one comes first, every later claim lands at or after the
-    // boundary, so positions index..boundary-1 are never claimed and their
-    // block, fully consumed up to `index`, can go.
-    std::uint64_t expected = index;
-    if (!tail_position_.compare_exchange_strong(expected, boundary, std::memory_order_seq_cst)) {
-      return index;  // a sender claimed `index` (or later): not drained
-    }
-  } else if (tail_position_.load(std::memory_order_seq_cst) != index) {
+  // seq_cst: as tail_position(). A cheap look first: a sender claimed.
+  if (tail_position_.load(std::memory_order_seq_cst) != index) return index;
+  lock_list();
+  // The permits in use, read after the lock's RMW (seq_cst): a permit
+  // holder that this load misses acquired its permit later, so its
+  // provisioning check (covers, seq_cst) sees this lock or the empty list
+  // that follows, and it numbers its blocks itself under the lock. One it
+  // sees may claim a position in the blocks it counted on: keep them all.
+  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > own) {
+    unlock_list();
     return index;
   }
-  // Every position before `boundary` is consumed or never claimed; a claim
-  // from now on lies in block boundary / slots or later. A sender may
-  // already have opened that block (or later ones): the walk stops there.
-  const std::uint32_t target = block_tag(boundary / slots);
-  lock_list();
+  // No permit is in use, so no position is claimed or can be before this
+  // lock is released: the claim counter moves to the end of index's block
+  // (seq_cst, as claim_position; it cannot fail, but costs nothing to
+  // check) and every block goes.
+  const std::uint64_t slots = layout.slots;
+  const std::uint64_t boundary = (index + slots - 1) / slots * slots;
+  std::uint64_t expected = index;
+  if (boundary != index &&
+      !tail_position_.compare_exchange_strong(expected, boundary, std::memory_order_seq_cst)) {
+    unlock_list();
+    return index;
+  }
+  // seq_cst: a permit holder this critical section did not count (it
+  // acquired after the load of the permits above) reads this position or
+  // a later one (its seq_cst load comes later in the single total order),
+  // and then a claim counter at least this large; if it read the position
+  // before this store instead, the list word it reads next is locked, or
+  // the empty list's (which covers no block its stale view can name), or
+  // one written by a sender that counted its permit with a fresh view.
+  published.store(static_cast<std::uint16_t>(boundary >> shift), std::memory_order_seq_cst);
   // relaxed: read and written under the lock (and the receiver's own reads).
   const std::uint32_t rx_word = rx_block_word_.load(std::memory_order_relaxed);
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  rx_block_word_.store((rx_word & kReceiverGone) | block_tag(boundary / slots),
+                       std::memory_order_relaxed);
   BlockHeader* block = head_.load(std::memory_order_relaxed);
-  bool freed_spare = false;
-  while (block != nullptr && tag_is_after(target, block->number.load(std::memory_order_relaxed))) {
-    BlockHeader* next = block->next;  // after the tail: the spares, or null
-    const bool was_tail = block == tail;
+  while (block != nullptr) {  // the numbered blocks, then the spares
+    BlockHeader* next = block->next;
     delete_block(block, layout);
     ++freed;
-    if (was_tail) {
-      while (next != nullptr) {  // the spares go with the tail
-        BlockHeader* after = next->next;
-        delete_block(next, layout);
-        ++freed;
-        next = after;
-      }
-      freed_spare = true;
-      block = nullptr;
-      break;
-    }
     block = next;
   }
-  if (block == nullptr) {
-    head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
-    tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
-  } else {
-    head_.store(block, std::memory_order_relaxed);
-  }
-  rx_block_word_.store(
-      ((freed_spare ? 0 : rx_word & kMayHaveSpare) | (rx_word & kReceiverGone)) | target,
-      std::memory_order_relaxed);
+  head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
+  tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
   unlock_list();
   return boundary;
 }

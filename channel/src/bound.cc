@@ -112,12 +112,13 @@ PermitOutcome Bound::try_acquire(std::uint32_t count, std::uint32_t capacity) no
     if ((word & kSendersWaitBit) != 0 || used_of(word) + count > capacity) {
       return PermitOutcome::kFull;
     }
-    // acquire on success: reads the value written by the releasing RMW that
-    // freed this slot (or a later RMW of its release sequence), so the
-    // receiver's block work before it (steps 9-10: progress published,
+    // acquire half on success: reads the value written by the releasing
+    // RMW that freed this slot (or a later RMW of its release sequence), so
+    // the receiver's block work before it (steps 9-10: progress published,
     // spare kept or freed) happens before this holder opens a block (step
-    // 5), which keeps the ceil(C/b)+1 bound in the C++ model.
-    if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_acquire,
+    // 5), which keeps the ceil(C/b)+1 bound in the C++ model. seq_cst: the
+    // first half of the provisioning Dekker pair (permits_in_use).
+    if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_seq_cst,
                                     std::memory_order_relaxed)) {
       return PermitOutcome::kAcquired;
     }
@@ -133,8 +134,8 @@ Bound::Queueing Bound::acquire_or_queue(std::uint32_t count, std::uint32_t capac
     if ((word & kClosedBit) != 0) return {PermitOutcome::kClosed, 0};
     const std::uint32_t used = used_of(word);
     if ((word & kSendersWaitBit) == 0 && used + count <= capacity) {
-      // acquire: as in try_acquire.
-      if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_acquire,
+      // seq_cst: as in try_acquire.
+      if (word_.compare_exchange_weak(word, word + count * kUsedUnit, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
         return {PermitOutcome::kAcquired, count};
       }
@@ -144,9 +145,9 @@ Bound::Queueing Bound::acquire_or_queue(std::uint32_t count, std::uint32_t capac
     // nobody is owed it) and waits for the rest.
     const std::uint32_t taken =
         (word & kSendersWaitBit) == 0 && used < capacity ? capacity - used : 0;
-    // acquire: the slots taken now come from releases, as above.
+    // seq_cst: the slots taken now come from releases, as above.
     if (word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit,
-                                    std::memory_order_acquire, std::memory_order_relaxed)) {
+                                    std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return {PermitOutcome::kFull, taken};
     }
   }
@@ -246,7 +247,9 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
         await_outcome(waiter.node, first_in_line ? watch_rounds : 0, watch_rounds, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) {
       if ((state & WaitNode::kGrant) == 0) return PermitOutcome::kClosed;
-      return push != nullptr ? PermitOutcome::kSent : PermitOutcome::kAcquired;
+      // The waker cleared `push` if it could not provide the blocks: the
+      // slot is this sender's, the value still its own.
+      return waiter.push != nullptr ? PermitOutcome::kSent : PermitOutcome::kAcquired;
     }
     LEANCHAN_TEST_POINT(kThreadWaiterTimedOut);
     // The deadline passed. Under the lock the node is either still queued
@@ -373,7 +376,9 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
         // sender cannot return (its value lives on its stack) before the
         // outcome below is stored.
         ThreadWaitNode* const waiter = as_thread(node);
-        if (waiter->push != nullptr) waiter->push(*this, waiter->value);
+        // written before the release exchange below, read by the owner
+        // after its acquire load of the outcome.
+        if (waiter->push != nullptr && !waiter->push(*this, waiter->value)) waiter->push = nullptr;
       }
       const std::uint32_t before = node->state.exchange(outcome, std::memory_order_release);
       if ((before & WaitNode::kSleeping) != 0 ||

@@ -37,6 +37,17 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
   return false;
 }
 
+bool ChannelState::provide(const BlockLayout& layout) noexcept {
+  // Under the lock, the bound is computed afresh: release_if_drained (the
+  // only free of a block at or after the receiver's position) waits.
+  lock_list();
+  const std::uint64_t last = last_position_bound();
+  bool allocated = false;
+  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout, allocated);
+  unlock_list();
+  return ok;
+}
+
 void ChannelState::attach_receive_node(WaitNode* node) noexcept {
   detach_receive_node();
   node->kind = WaitNode::Kind::kReceive;

@@ -9,6 +9,7 @@ std::string_view to_string(SendStatus status) noexcept {
     case SendStatus::kClosed: return "closed";
     case SendStatus::kTimedOut: return "timed out";
     case SendStatus::kExceedsCapacity: return "exceeds capacity";
+    case SendStatus::kNoMemory: return "no memory";
   }
   return "unknown";
 }

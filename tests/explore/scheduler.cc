@@ -470,5 +470,8 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
 int mutant() noexcept {
   return leanchan::explore::scheduler().mutant();
 }
+void report_violation(const char* what) noexcept {
+  leanchan::explore::scheduler().fail(what);
+}
 
 }  // namespace leanchan::internal::explore

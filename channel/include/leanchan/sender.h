@@ -99,11 +99,11 @@ class Sender {
   // sender) while full. The permit is empty, with status() kClosed, if the
   // channel is closed.
   Permit<T, BlockSize> reserve() noexcept {
-    return make_permit(state()->acquire_permits(1, nullptr));
+    return make_permit(provided(state()->acquire_permits(1, nullptr), 1));
   }
   // Reserves one slot only if one is free now (status() kFull or kClosed).
   Permit<T, BlockSize> try_reserve() noexcept {
-    return make_permit(state()->try_acquire_permits(1));
+    return make_permit(provided(state()->try_acquire_permits(1), 1));
   }
   // Reserves `count` slots at once or none, waiting in FIFO order while
   // they are not all free (the first waiter collects slots as they free;
@@ -152,7 +152,7 @@ class Sender {
   // As try_reserve(), but first uses the slot `notifier` was handed, if any.
   Permit<T, BlockSize> try_reserve(Notifier& notifier) noexcept {
     if (state()->take_grant(&notifier.node_)) {
-      return make_permit(internal::PermitOutcome::kAcquired);
+      return make_permit(provided(internal::PermitOutcome::kAcquired, 1));
     }
     return try_reserve();
   }
@@ -220,6 +220,7 @@ class Sender {
       case internal::PermitOutcome::kClosed: return SendStatus::kClosed;
       case internal::PermitOutcome::kTimedOut: return SendStatus::kTimedOut;
       case internal::PermitOutcome::kSent: return SendStatus::kOk;
+      case internal::PermitOutcome::kNoMemory: return SendStatus::kNoMemory;
     }
     return SendStatus::kClosed;
   }
@@ -228,15 +229,31 @@ class Sender {
     if (outcome == internal::PermitOutcome::kSent) return SendResult<T>::success();
     return push_if(outcome, std::move(value));
   }
-  // A waiting send completed by the thread that hands it a slot.
-  static void push_erased(internal::ChannelState& state, void* value) noexcept {
-    Ops::push(state, std::move(*static_cast<T*>(value)));
+  // A waiting send completed by the thread that hands it a slot; false
+  // (nothing moved) if the blocks could not be provided.
+  static bool push_erased(internal::ChannelState& state, void* value) noexcept {
+    return Ops::try_push(state, *static_cast<T*>(value));
   }
+  // Every path that gives a reservation permits (the lock-free CAS, the
+  // queue, a notifier's grant) ends here: the blocks for them are provided
+  // (allocated if need be), or the permits go back and the reservation
+  // fails with kNoMemory. (A send provides as it claims: push_if.)
+  internal::PermitOutcome provided(internal::PermitOutcome outcome, std::uint32_t count) noexcept {
+    if (outcome != internal::PermitOutcome::kAcquired || Ops::provide(*state_)) return outcome;
+    state_->release_permits(count);
+    return internal::PermitOutcome::kNoMemory;
+  }
+  // A send that holds its permit (kAcquired) claims a provided position and
+  // writes; if the block it needs cannot be allocated, the permit goes back
+  // and the value comes back with kNoMemory.
   SendResult<T> push_if(internal::PermitOutcome outcome, T&& value) noexcept {
+    if (outcome == internal::PermitOutcome::kAcquired && !Ops::try_push(*state_, value)) {
+      state_->release_permits(1);
+      outcome = internal::PermitOutcome::kNoMemory;
+    }
     if (outcome != internal::PermitOutcome::kAcquired) {
       return SendResult<T>::failure(to_status(outcome), std::move(value));
     }
-    Ops::push(*state_, std::move(value));
     return SendResult<T>::success();
   }
   // `acquire(n)` runs only for 1 <= count <= max_capacity().
@@ -244,7 +261,8 @@ class Sender {
   PermitBatch<T, BlockSize> make_batch(std::size_t count, Acquire acquire) noexcept {
     if (count > max_capacity()) return {nullptr, 0, SendStatus::kExceedsCapacity};
     if (count == 0) return {nullptr, 0, SendStatus::kOk};
-    const auto outcome = acquire(static_cast<std::uint32_t>(count));
+    const auto outcome =
+        provided(acquire(static_cast<std::uint32_t>(count)), static_cast<std::uint32_t>(count));
     if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, 0, to_status(outcome)};
     state_->add_sender();
     state_->add_handle();

@@ -28,6 +28,8 @@ enum class SendStatus : std::uint8_t {
   kClosed,           // the receiver closed the channel or was destroyed
   kTimedOut,         // send_for / send_until: no slot came free before the deadline
   kExceedsCapacity,  // reserve_many / try_reserve_many: more slots than the capacity
+  kNoMemory,         // a block the message needed could not be allocated; the channel
+                     // is unchanged and fully usable (a later send may succeed)
 };
 
 // Why a receive did or did not return a message.

@@ -6,8 +6,11 @@
 // Fields (who writes / who reads):
 //   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
 //   tail_block_     list-lock holder / senders' seqlock read (step 4)
-//   list_word_      list-lock holder / senders' seqlock read
-//                   bits: [31..2] tag of tail_block_ | [1] contended | [0] locked
+//   list_word_      list-lock holder / senders' seqlock read and
+//                   provisioning check (covers)
+//                   bits: [31..2] tag of tail_block_ (of an empty list: the
+//                   receiver's block's tag minus 2, so that no block is
+//                   covered) | [1] contended | [0] locked
 //   rx_block_word_  the receiver, under the lock / list-lock holders
 //                   bits: [29..0] tag of the block the receiver reads, as of
 //                   its last finished block | [30] it may keep a spare |
@@ -22,6 +25,12 @@
 // block holding an unconsumed claimed position is neither freed, recycled
 // nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
 // (Retention::kKeepOne) or none (kKeepNone, shrink_to_fit).
+// Provisioning ("Allocation before the claim"): a sender claims a position
+// only once the numbered blocks reach the block of the last position any
+// permit in use can be given (covers, else extend_locked under the lock),
+// so claiming never allocates and an allocation failure fails a send
+// before anything is claimed. Numbered blocks at or after the receiver's
+// position are freed only by release_if_drained, with no permit in use.
 //
 // The list lock also guards the channel's waiter queue (bound.cc).
 #ifndef LEANCHAN_INTERNAL_BLOCK_LIST_H_
@@ -32,6 +41,7 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
+#include "leanchan/internal/bound.h"
 
 namespace leanchan::internal {
 
@@ -56,9 +66,21 @@ class BlockList {
   // Step 4: the tail block if it is numbered `tag`, read without the lock
   // (seqlock); null if the lock is held, the tail differs, or none exists.
   BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
-  // Step 5: under the list lock, finds (creating or recycling as needed) the
-  // block numbered `block_number`. Terminates the process if allocation fails.
+  // Step 5: finds the block numbered `block_number` (it is numbered
+  // already: see Provisioning), waiting briefly for a lock holder, then
+  // under the lock. If it were not, the list would be extended here as a
+  // fallback that ends the process when an allocation fails.
   BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  // Step 2b, lock-free: true if the tail block is numbered `tag` or later
+  // (the list is unlocked and not empty). seq_cst: the permit holder's
+  // half of the Dekker pair with release_if_drained (which takes the lock,
+  // then reads the permits in use).
+  bool covers(std::uint32_t tag) const noexcept;
+  // Step 2b under the lock: numbers blocks (reusing the drained head in
+  // place, then spares, then allocating) until the tail is numbered `tag`.
+  // False if an allocation fails; the blocks numbered so far stay (they are
+  // consistent, and later claims use them). `allocated`: set if it allocated.
+  bool extend_locked(std::uint32_t tag, const BlockLayout& layout, bool& allocated) noexcept;
 
   // ---- The receiver (steps 7-10) ----------------------------------------------
   BlockHeader* head() const noexcept {
@@ -84,15 +106,17 @@ class BlockList {
   // the first `kept`. Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
   // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
-  // position. If nothing is claimed at or after it, moves the claim counter
-  // to the end of index's block (one CAS: a claim either came first, and
-  // nothing happens, or comes after, in a new block), then under the lock
-  // frees every block before the one holding the new index, and the spare
-  // if it freed the tail (a sender may already have opened the new block).
-  // Returns the receiver's new index: the block boundary, or `index`
-  // unchanged if a sender claimed first; adds the blocks freed to `freed`.
-  // O(blocks freed).
+  // position. Under the lock: if nothing is claimed at or after it and no
+  // permit is in use but the receiver's own `own` (taken, not yet
+  // released), moves the claim counter to the end of index's block, tells
+  // senders the receiver's new position (`published`, see
+  // ChannelState::last_position_bound) and frees every block, spares
+  // included. Returns the receiver's new index: the block boundary, or
+  // `index` unchanged if it was not drained; adds the blocks freed to
+  // `freed`. O(blocks freed).
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                   const Bound& bound, std::uint32_t own,
+                                   Atomic<std::uint16_t>& published, unsigned shift,
                                    std::size_t& freed) noexcept;
   bool may_have_spare() const noexcept {
     // relaxed: written only under the lock by this (the receiver's) thread.
@@ -126,7 +150,8 @@ class BlockList {
   static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
   static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
 
-  static BlockHeader* new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
+  // Null if the allocation fails.
+  static BlockHeader* try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
   void retire_head_locked(const BlockLayout& layout, const Keep& keep) noexcept;
   std::size_t free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept;
@@ -135,7 +160,8 @@ class BlockList {
 
   Atomic<std::uint64_t> tail_position_{0};
   Atomic<BlockHeader*> tail_block_{nullptr};
-  mutable Atomic<std::uint32_t> list_word_{0};
+  // An empty list: the tag two before block 0 (see unlock_list).
+  mutable Atomic<std::uint32_t> list_word_{(kTagMask - 1) << 2};
   Atomic<std::uint32_t> rx_block_word_{0};
   Atomic<BlockHeader*> head_{nullptr};
 };

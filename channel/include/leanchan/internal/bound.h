@@ -30,7 +30,9 @@ namespace leanchan::internal {
 
 // kSent: the waiting sender's value was already moved into the channel by
 // the thread that handed it the slot (send only; see ThreadWaitNode).
-enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent };
+// kNoMemory: the permits were given, but a block they need could not be
+// allocated, so they were given back (ChannelState::provide).
+enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent, kNoMemory };
 
 class Bound {
  public:
@@ -75,6 +77,13 @@ class Bound {
   // Sets the closed bit; returns the word before. seq_cst: pairs with the
   // receiver's end check; one RMW both closes and reads the waiting bits.
   std::uint32_t close() noexcept { return word_.fetch_or(kClosedBit, std::memory_order_seq_cst); }
+  // Slots in use now. seq_cst: the provisioning check (block_list.h) is a
+  // Dekker pair: a permit holder's acquiring RMW, then its load of the
+  // published block count; the receiver's publication of a lower count,
+  // then this load. One of the two sees the other.
+  std::uint32_t permits_in_use() const noexcept {
+    return used_of(word_.load(std::memory_order_seq_cst));
+  }
   // A relaxed look, for the bounded watching before queueing.
   std::uint32_t peek() const noexcept { return word_.load(std::memory_order_relaxed); }
 

@@ -61,9 +61,37 @@ struct ChannelOps {
     return {position / slots, static_cast<std::uint32_t>(position % slots)};
   }
 
-  // Steps 3-6. The caller holds a permit, which this consumes into a queued
-  // message. Never blocks on the channel's bound; takes the list lock only
-  // when the slot's block is not the tail (once per block of sends).
+  // Step 2b, lock-free: true if the numbered blocks reach the one holding
+  // the last position a permit in use can be given (block_list.h
+  // "Provisioning"), so that a position claimed now has its block.
+  static bool provisioned(const ChannelState& state, std::uint32_t block_slots) noexcept {
+    return state.covers(block_tag(place(state.last_position_bound(), block_slots).block_number));
+  }
+  // Step 2b for a holder of fresh permits (by any path: the lock-free CAS,
+  // the queue, a notifier's grant): makes sure the blocks exist for every
+  // position they can be given, before any is claimed. False if an
+  // allocation failed: the caller gives the permits back and reports
+  // kNoMemory. Lock-free unless a block must be numbered (once per block).
+  static bool provide(ChannelState& state) noexcept {
+    const std::uint32_t block_slots = slots(state);
+    return provisioned(state, block_slots) || state.provide(layout(state, block_slots));
+  }
+
+  // Steps 2b-6 for a send with its value in hand (send, try_send, and a
+  // waiting send completed by the thread that hands it a slot): the caller
+  // holds a fresh permit, which this consumes into a queued message. False,
+  // with `value` untouched and nothing claimed, if a block could not be
+  // allocated: the caller gives the permit back (kNoMemory).
+  static bool try_push(ChannelState& state, T& value) noexcept {
+    if (!provide(state)) return false;
+    push(state, std::move(value));
+    return true;
+  }
+
+  // Steps 3-6. The caller holds a provided permit (see provide), which this
+  // consumes into a queued message; cannot fail. Never blocks on the
+  // channel's bound; takes the list lock only when the slot's block is not
+  // the tail.
   static void push(ChannelState& state, T&& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     const std::uint64_t position = state.claim_position();  // step 3
@@ -140,13 +168,14 @@ struct ChannelOps {
     if (last_slot) {
       cursor.head = state.finish_block(number, layout(state, block_slots));  // step 9
     }
+    state.publish_receiver_position(index + 1);  // for provisioning (step 2b)
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words.
     if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
         (state.keeps_none() || (!last_slot && state.may_have_spare())) &&
         index + 1 == state.tail_position()) {
       if (state.keeps_none()) {
-        (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
+        (void)release_if_drained(state, cursor, 1);  // Retention::kKeepNone: every block goes
       } else {
         const BlockLayout block_layout = layout(state, block_slots);
         (void)state.release_spares(block_layout, state.drained_spares(block_layout));
@@ -156,13 +185,15 @@ struct ChannelOps {
     return true;
   }
 
-  // Receiver thread only. If nothing is claimed past the receiver's index,
-  // frees every block (the next message starts a fresh one) and moves the
-  // index to the block boundary the claim counter moved to.
-  // Returns the blocks freed.
-  static std::size_t release_if_drained(ChannelState& state, Cursor& cursor) noexcept {
+  // Receiver thread only. If nothing is claimed past the receiver's index
+  // and no sender holds a permit, frees every block (the next message starts
+  // a fresh one) and moves the index to the block boundary the claim
+  // counter moved to. `own`: 1 while finishing a take whose permit is
+  // released afterwards, else 0. Returns the blocks freed.
+  static std::size_t release_if_drained(ChannelState& state, Cursor& cursor,
+                                        std::uint32_t own) noexcept {
     std::size_t freed = 0;
-    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), freed);
+    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), own, freed);
     cursor.head = state.head();  // the block it cached may be gone
     return freed;
   }

@@ -42,6 +42,10 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    a separate RMW, so a waiter that announces itself in between is missed.
 int mutant() noexcept;
 
+// The channel found one of its invariants broken where it can carry on
+// (the provisioning fallback in block_list.cc): the schedule fails.
+void report_violation(const char* what) noexcept;
+
 // std::atomic<T> with every operation a scheduling point. Weak CAS is
 // strong here: a spurious failure is a schedule of its own that the
 // explorer need not enumerate.

@@ -67,8 +67,10 @@ struct ThreadWaitNode {
   // Moves the sender's value (a T, type-erased) into the channel holding
   // the slot just handed over: a send completed by the thread that frees
   // the slot, as Go's channels do, so that the receiver finds the message
-  // without waiting for this thread to wake up.
-  using PushFunction = void (*)(ChannelState& state, void* value);
+  // without waiting for this thread to wake up. False, with the value left
+  // where it is, if the blocks for it could not be provided: the waker then
+  // clears `push` and the sender, granted its slot, tries by itself.
+  using PushFunction = bool (*)(ChannelState& state, void* value);
   WaitNode node;
   std::uint32_t wanted = 0;
   std::uint32_t needed = 0;
