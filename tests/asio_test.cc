@@ -18,6 +18,7 @@ void leanchan_test_after_arm();
 #include <functional>
 #include <future>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -419,6 +420,49 @@ TEST(AsioSender, ClosedChannelCompletesWithChannelClosed) {
   closer.join();
   io.run();
   EXPECT_EQ(ec, asio::experimental::error::channel_closed);
+}
+
+// Blocks come from a resource that can be told to fail: the send fails
+// with no_memory at once (it does not wait), and the channel is unchanged.
+class FailingResource : public std::pmr::memory_resource {
+ public:
+  bool fail = false;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (fail) throw std::bad_alloc();
+    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+};
+
+TEST(AsioSender, AllocationFailureCompletesWithNoMemory) {
+  FailingResource resource;
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(
+      4, leanchan::ChannelOptions{leanchan::Retention::kKeepNone, &resource});
+  AsyncSender<int> tx(io.get_executor(), tx_rx.first);
+  resource.fail = true;
+  std::optional<asio::error_code> ec;
+  tx.async_send(1, [&](asio::error_code e) { ec = e; });
+  io.run();
+  ASSERT_TRUE(ec.has_value());
+  EXPECT_EQ(*ec, asio::error::no_memory);
+  EXPECT_EQ(tx_rx.second.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  EXPECT_EQ(tx_rx.first.capacity(), 4u);
+  resource.fail = false;
+  ec.reset();
+  io.restart();
+  tx.async_send(2, [&](asio::error_code e) { ec = e; });
+  io.run();
+  ASSERT_TRUE(ec.has_value());
+  EXPECT_FALSE(*ec);
+  EXPECT_EQ(tx_rx.second.try_recv().value(), 2);
 }
 
 TEST(AsioSender, CoroutineProducersAndConsumerOnFourThreads) {

@@ -9,6 +9,8 @@
 #include <coroutine>
 #include <cstdio>
 #include <exception>
+#include <memory_resource>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +135,83 @@ TEST(Explore, TwoSendersBlockSize2Capacity2) {
 // spare both happen.
 TEST(Explore, RecyclingInPlaceAndTheSpare) {
   run_scenario("recycling, b=1, C=2, 2 each", 1, [] { two_senders<1>(2, 2); });
+}
+
+// Blocks from a resource that fails every other block allocation: a send
+// that gets kNoMemory has claimed nothing and retries with the value it got
+// back. Capacity 1 and one-slot blocks, keep-none: every message needs a
+// new block, and a blocked send is completed by the receiver's hand-off,
+// whose allocation may fail too (then the woken sender tries by itself).
+class EveryOtherBlockFails : public std::pmr::memory_resource {
+ public:
+  explicit EveryOtherBlockFails(std::size_t block_bytes) : block_bytes_(block_bytes) {}
+  int failures() const { return failures_.load(); }
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (bytes == block_bytes_ && blocks_.fetch_add(1) % 2 == 1) {
+      failures_.fetch_add(1);
+      throw std::bad_alloc();
+    }
+    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+  std::size_t block_bytes_;
+  std::atomic<int> blocks_{0};  // plain atomics: not scheduling points
+  std::atomic<int> failures_{0};
+};
+
+void two_senders_failing_allocations() {
+  Counted::reset();
+  EveryOtherBlockFails resource(16 + sizeof(Counted));
+  {
+    auto tx_rx = leanchan::channel<Counted, 1>(
+        1, leanchan::ChannelOptions{leanchan::Retention::kKeepNone, &resource});
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
+    auto tx2 = tx;
+    spawn([&tx] {
+      std::optional<Counted> value(std::in_place, 0, 0);
+      for (;;) {
+        auto result = tx.send(std::move(*value));
+        if (result.ok()) break;
+        check(result.status() == leanchan::SendStatus::kNoMemory, "send failed");
+        value.emplace(std::move(result).value());
+      }
+    });
+    spawn([&tx2] {
+      std::optional<Counted> value(std::in_place, 1, 0);
+      for (bool first = true;; first = false) {
+        auto result = first ? tx2.try_send(std::move(*value)) : tx2.send(std::move(*value));
+        if (result.ok()) break;
+        check(result.status() == leanchan::SendStatus::kNoMemory ||
+                  (first && result.status() == leanchan::SendStatus::kFull),
+              "send failed");
+        value.emplace(std::move(result).value());
+      }
+    });
+    bool seen[2] = {false, false};
+    for (int taken = 0; taken < 2; ++taken) {
+      auto message = rx.recv();
+      check(message.has_value(), "recv ended early");
+      if (!message) break;
+      check(!seen[message->sender], "a message arrived twice");
+      seen[message->sender] = true;
+    }
+    join_all();
+    check(rx.memory_usage() == 72, "a drained keep-none channel kept a block");
+  }
+  check(Counted::live() == 0, "a message was leaked or destroyed twice");
+}
+
+TEST(Explore, AllocationFailuresWhileTwoSendersRace) {
+  run_scenario("every other block allocation fails, 2 senders, b=1, C=1", 2,
+               [] { two_senders_failing_allocations(); });
 }
 
 TEST(Explore, KeepNoneTwoSendersBlockSize2Capacity2) {

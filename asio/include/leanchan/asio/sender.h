@@ -26,6 +26,9 @@ namespace leanchan::asio {
 //   - experimental::error::channel_closed: the receiver closed the channel
 //     or is gone; the message was not sent and has been destroyed (to keep
 //     it, try_send() first: its result hands it back).
+//   - error::no_memory: the block the message needed could not be
+//     allocated (SendStatus::kNoMemory); the message was not sent and has
+//     been destroyed; the channel is unchanged.
 //   - operation_aborted: cancelled (the handler's cancellation slot, or
 //     cancel()) before a slot came; the message was not sent and has been
 //     destroyed.
@@ -117,6 +120,10 @@ class AsyncSender final
       if (result.status() == SendStatus::kClosed) {
         return this->finish(inside_initiation,
                             error_code(net::experimental::error::channel_closed));
+      }
+      if (result.status() == SendStatus::kNoMemory) {
+        // A block could not be allocated: waiting would not help.
+        return this->finish(inside_initiation, error_code(net::error::no_memory));
       }
       payload.emplace(std::move(result).value());  // kFull: the value comes back
       if (this->cancel_requested()) {
