@@ -38,9 +38,11 @@
 // kMaxCapacity, or a Retention::keep(n) above Retention::kMaxKeptBlocks
 // (nothing is allocated then), and std::bad_alloc (or what the
 // memory resource throws) if the control block cannot be allocated. A BlockSize outside 1..32 or a
-// T that is not nothrow-movable fails to compile with a message saying so. If allocating a block
-// fails, the process is aborted with a message: a slot index is already claimed at that point and
-// cannot be given back.
+// T that is not nothrow-movable fails to compile with a message saying so. If a block a message
+// needs cannot be allocated (operator new(nothrow) returns null, or the memory resource throws),
+// that send fails with SendStatus::kNoMemory and hands the value back, and a reservation fails
+// with kNoMemory: nothing was claimed, the channel stays fully usable, and a later send may
+// succeed. A granted Permit's send never allocates, so it cannot fail.
 //
 // Progress: a send that finds room and whose block exists takes no lock;
 // opening a block (once per b messages) and finishing one on the receiver's

@@ -25,7 +25,9 @@ namespace leanchan {
 
 // One reserved slot. send() fills it and cannot fail, even if the receiver
 // closes meanwhile (the message is then queued as any other and destroyed with
-// the channel). Destroying a permit unused gives the slot back. A live permit
+// the channel), and allocates nothing: the block its message will use was
+// provided when the permit was granted (reserve fails with kNoMemory if it
+// could not be allocated). Destroying a permit unused gives the slot back. A live permit
 // counts as a sender: the channel stays open for it.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] Permit {
@@ -49,12 +51,12 @@ class [[nodiscard]] Permit {
   // True while the permit holds a slot (reservation succeeded, not yet sent).
   explicit operator bool() const noexcept { return state_ != nullptr; }
   // kOk if the reservation succeeded; otherwise why it failed (kFull, kClosed,
-  // kTimedOut). Unchanged by send().
+  // kTimedOut, kNoMemory). Unchanged by send().
   SendStatus status() const noexcept { return status_; }
 
   // Puts `value` in the reserved slot; the permit is empty afterwards.
-  // Precondition: *this holds a slot. Never blocks on the bound; O(1); may
-  // allocate a block (docs/design.md step 5).
+  // Precondition: *this holds a slot. Never blocks on the bound; O(1);
+  // allocates nothing (docs/design.md step 2b).
   void send(T value) noexcept {
     assert(state_ != nullptr && "leanchan: Permit::send on an empty permit");
     internal::ChannelState* state = std::exchange(state_, nullptr);
@@ -111,11 +113,12 @@ class [[nodiscard]] PermitBatch {
   std::size_t size() const noexcept { return remaining_; }
   explicit operator bool() const noexcept { return remaining_ != 0; }
   // kOk if the reservation succeeded (also for zero slots); otherwise why
-  // not (kFull, kClosed, kTimedOut, kExceedsCapacity). Unchanged by send().
+  // not (kFull, kClosed, kTimedOut, kExceedsCapacity, kNoMemory). Unchanged
+  // by send().
   SendStatus status() const noexcept { return status_; }
 
-  // Puts `value` in one reserved slot. Precondition: size() > 0. O(1); may
-  // allocate a block, as Permit::send.
+  // Puts `value` in one reserved slot. Precondition: size() > 0. O(1);
+  // allocates nothing (the blocks were provided with the reservation).
   void send(T value) noexcept {
     assert(remaining_ != 0 && "leanchan: PermitBatch::send with no slot left");
     Ops::push(*state_, std::move(value));

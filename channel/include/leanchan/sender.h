@@ -57,18 +57,21 @@ class Sender {
   }
   ~Sender() { reset(); }
 
-  // Enqueues `value`, sleeping while the channel is full. Fails only with
-  // kClosed (the receiver closed or is gone), handing `value` back. FIFO
+  // Enqueues `value`, sleeping while the channel is full. Fails with
+  // kClosed (the receiver closed or is gone) or kNoMemory (the block the
+  // message needed could not be allocated; nothing else changed), handing
+  // `value` back. FIFO
   // with respect to this sender's other sends. Waiting senders are served
   // in the order they started waiting (threads, notifiers and coroutines
   // alike): a freed slot is handed to the longest-waiting one. A send that
   // had to wait is completed by the thread that hands it the slot (usually
   // the receiver): that thread moves `value` into the channel, as Go's
-  // channels do, so T's move constructor may run there. Allocates a block only when
-  // the message starts one and no recycled block is waiting.
+  // channels do, so T's move constructor may run there. Allocates a block
+  // only when the message needs a new one and no recycled block is waiting.
   SendResult<T> send(T value) noexcept { return send_with(std::move(value), nullptr); }
 
-  // Enqueues `value` only if a slot is free now: kFull or kClosed otherwise.
+  // Enqueues `value` only if a slot is free now: kFull, kClosed or
+  // kNoMemory otherwise.
   // A slot freed while senders wait belongs to the longest-waiting one, so
   // try_send fails with kFull whenever any sender waits. Never sleeps;
   // lock-free unless the message opens a block.
@@ -97,7 +100,9 @@ class Sender {
 
   // Reserves one slot, waiting (in FIFO order with every other waiting
   // sender) while full. The permit is empty, with status() kClosed, if the
-  // channel is closed.
+  // channel is closed, or kNoMemory if the block its message will use
+  // could not be allocated (a granted permit holds that block: its send
+  // cannot fail).
   Permit<T, BlockSize> reserve() noexcept {
     return make_permit(provided(state()->acquire_permits(1, nullptr), 1));
   }
