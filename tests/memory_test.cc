@@ -225,3 +225,39 @@ TEST(Memory, WaitingCostsNoMemory) {
 }
 
 }  // namespace
+
+// Reservations that fill a large channel (capacity >= 2^15, where the
+// receiver's published position needs the claim counter or the receiver's
+// block to be read exactly): the blocks numbered for them stay within
+// ceil(C/b) + 1, and the reservation numbers exactly the blocks its
+// positions fall in. A regression test: an earlier publication in groups
+// of 2^(bits - 15) positions numbered one block too many here.
+TEST(Memory, ReservationsFillingALargeChannelStayWithinTheBound) {
+  {
+    constexpr std::size_t kC = std::size_t{1} << 16;
+    auto tx_rx = leanchan::channel<std::uint64_t, 1>(kC);
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
+    for (std::uint64_t i = 0; i < 4; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());
+    ASSERT_TRUE(rx.try_recv().ok());  // receiver at 1, three queued
+    auto batch = tx.reserve_many(kC - 3);
+    ASSERT_EQ(batch.status(), leanchan::SendStatus::kOk);
+    // Positions 1 .. kC: one-slot blocks 1 .. kC (block 0, retired when
+    // the receiver finished it, became the spare that block 4 reused).
+    const std::size_t block = 16 + 8;
+    EXPECT_EQ(rx.memory_usage(), 64 + kC * block);
+  }
+  {
+    constexpr std::size_t kC = std::size_t{1} << 20;
+    auto tx_rx = leanchan::channel<std::uint64_t, 32>(kC);
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
+    for (std::uint64_t i = 0; i < 64; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(rx.try_recv().ok());  // receiver at 2
+    auto batch = tx.reserve_many(kC - 62);
+    ASSERT_EQ(batch.status(), leanchan::SendStatus::kOk);
+    // Positions 2 .. kC + 1: blocks 0 .. kC / 32, that is ceil(C/b) + 1.
+    const std::size_t block = 16 + 32 * 8;
+    EXPECT_EQ(rx.memory_usage(), 64 + (kC / 32 + 1) * block);
+  }
+}

@@ -333,16 +333,20 @@ std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kep
 
 std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayout& layout,
                                             const Bound& bound, std::uint32_t own,
-                                            Atomic<std::uint16_t>& published, unsigned shift,
+                                            Atomic<std::uint16_t>& published,
                                             std::size_t& freed) noexcept {
   // seq_cst: as tail_position(). A cheap look first: a sender claimed.
   if (tail_position_.load(std::memory_order_seq_cst) != index) return index;
   lock_list();
-  // The permits in use, read after the lock's RMW (seq_cst): a permit
-  // holder that this load misses acquired its permit later, so its
-  // provisioning check (covers, seq_cst) sees this lock or the empty list
-  // that follows, and it numbers its blocks itself under the lock. One it
-  // sees may claim a position in the blocks it counted on: keep them all.
+  // The permits in use, read after the lock's RMW and a seq_cst fence (the
+  // RMW is only acquire): a Dekker pair with a permit holder's acquiring
+  // RMW on the bound and its seq_cst load of the list word (covers). If
+  // this load misses the holder's permit, the fence precedes the holder's
+  // load in the single total order, so that load sees this lock or a
+  // later word (the empty list that follows, or a provider's), and the
+  // holder numbers its blocks itself under the lock. A permit this load
+  // sees may claim in the blocks it counted on: keep them all.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > own) {
     unlock_list();
     return index;
@@ -366,7 +370,7 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
   // before this store instead, the list word it reads next is locked, or
   // the empty list's (which covers no block its stale view can name), or
   // one written by a sender that counted its permit with a fresh view.
-  published.store(static_cast<std::uint16_t>(boundary >> shift), std::memory_order_seq_cst);
+  published.store(static_cast<std::uint16_t>(boundary), std::memory_order_seq_cst);
   // relaxed: read and written under the lock (and the receiver's own reads).
   const std::uint32_t rx_word = rx_block_word_.load(std::memory_order_relaxed);
   rx_block_word_.store((rx_word & kReceiverGone) | block_tag(boundary / slots),

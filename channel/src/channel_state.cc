@@ -38,10 +38,27 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
 }
 
 bool ChannelState::provide(const BlockLayout& layout) noexcept {
-  // Under the lock, the bound is computed afresh: release_if_drained (the
-  // only free of a block at or after the receiver's position) waits.
+  // Under the lock the bound is computed afresh, and exactly: the receiver
+  // cannot leave its block (finish_block waits for the lock), so r lies in
+  // [first, first + slots] where `first` is the first position of the
+  // block rx_block_word_ names, and its low 16 bits pick r there. (The
+  // receiver publishes them before finish_block; a value from before it is
+  // inconsistent here and the block's end stands in: at most one block
+  // more.) release_if_drained (the only free of a block at or after r)
+  // waits for the lock too.
   lock_list();
-  const std::uint64_t last = last_position_bound();
+  const std::uint32_t permits = bound_.permits_in_use();  // seq_cst, as last_position_bound
+  const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
+  const std::uint64_t claimed = blocks_.tail_position();
+  const std::uint64_t slots = layout.slots;
+  const std::uint64_t block = claimed / slots;
+  const std::uint64_t first =
+      (block - tag_distance(block_tag(block), blocks_.receiver_tag_locked())) * slots;
+  std::uint64_t receiver = first + ((low - first) & 0xFFFF);
+  if (receiver > first + slots || receiver > claimed) {
+    receiver = first + slots < claimed ? first + slots : claimed;
+  }
+  const std::uint64_t last = receiver + permits - 1;
   bool allocated = false;
   const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout, allocated);
   unlock_list();

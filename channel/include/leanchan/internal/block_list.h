@@ -109,15 +109,19 @@ class BlockList {
   // position. Under the lock: if nothing is claimed at or after it and no
   // permit is in use but the receiver's own `own` (taken, not yet
   // released), moves the claim counter to the end of index's block, tells
-  // senders the receiver's new position (`published`, see
+  // senders the receiver's new position (`published`, its low 16 bits; see
   // ChannelState::last_position_bound) and frees every block, spares
   // included. Returns the receiver's new index: the block boundary, or
   // `index` unchanged if it was not drained; adds the blocks freed to
   // `freed`. O(blocks freed).
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
                                    const Bound& bound, std::uint32_t own,
-                                   Atomic<std::uint16_t>& published, unsigned shift,
-                                   std::size_t& freed) noexcept;
+                                   Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
+  // The tag of the block the receiver reads, as of its last finished block
+  // (or release_if_drained). Under the lock.
+  std::uint32_t receiver_tag_locked() const noexcept {
+    return rx_block_word_.load(std::memory_order_relaxed) & kTagMask;  // relaxed: under the lock
+  }
   bool may_have_spare() const noexcept {
     // relaxed: written only under the lock by this (the receiver's) thread.
     return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;

@@ -165,10 +165,12 @@ struct ChannelOps {
     stored->~T();
     cursor.index = index + 1;
     const bool last_slot = slot == block_slots - 1;
+    // For provisioning (step 2b); before finish_block, so that under the
+    // list lock the published position is always within the receiver's block.
+    state.publish_receiver_position(index + 1);
     if (last_slot) {
       cursor.head = state.finish_block(number, layout(state, block_slots));  // step 9
     }
-    state.publish_receiver_position(index + 1);  // for provisioning (step 2b)
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words.
     if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&

@@ -19,8 +19,6 @@
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
-#include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
@@ -119,11 +117,12 @@ class ChannelState {
   // ---- Provisioning, step 2b (block_list.h "Provisioning") ----------------
   // A bound on the last position a permit in use can be given: the
   // receiver's position r (the oldest permit's is r or r - 1) plus the
-  // permits in use, minus one. Senders cannot read r; they reconstruct it
-  // from its low 16 bits (above `position_shift()`), published on every
-  // take, and the claim counter, which is within `permits` of it. Exact
-  // when the receiver is not in the middle of a take and capacity < 2^16.
-  // Precondition: the caller holds a permit (permits >= 1).
+  // permits in use, minus one. Senders cannot read r; the receiver
+  // publishes its low 16 bits on every take, and the claim counter is
+  // never more than `permits` ahead of r, so below 2^16 - 1 permits the
+  // pair gives r exactly; otherwise the claim counter stands in for r (a
+  // larger bound: more blocks, never fewer; provide, under the lock,
+  // narrows it again). Precondition: the caller holds a permit.
   std::uint64_t last_position_bound() const noexcept {
     // seq_cst: the permits first (a permit counted here is covered by what
     // the caller numbers); then the receiver's published position: its
@@ -132,37 +131,24 @@ class ChannelState {
     // least that position; seq_cst orders it after this holder's permit
     // and against release_if_drained's store (see there).
     const std::uint32_t permits = bound_.permits_in_use();
-    const unsigned shift = position_shift();
     const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
     const std::uint64_t claimed = blocks_.tail_position();
-    const std::uint64_t behind = ((claimed >> shift) - low) & 0xFFFF;  // blocks of 2^shift
-    std::uint64_t receiver = claimed;
-    if (behind <= (std::uint64_t{permits} >> shift) + 1) {
-      // The receiver is within `permits` of the claim counter, as it must
-      // be: round its position up within its 2^shift group (never below r).
-      receiver = std::min(
-          claimed, (((claimed >> shift) - behind) << shift) + ((std::uint64_t{1} << shift) - 1));
-    }
+    const std::uint64_t behind = (claimed - low) & 0xFFFF;
+    const std::uint64_t receiver = permits < 0xFFFF && behind <= permits ? claimed - behind : claimed;
     return receiver + permits - 1;
   }
   // Lock-free: true if the tail block is numbered `tag` or later.
   bool covers(std::uint32_t tag) const noexcept { return blocks_.covers(tag); }
   // Under the lock: numbers blocks (allocating if need be) until the one
-  // holding last_position_bound() exists. False if an allocation failed:
-  // the caller gives its permits back (kNoMemory); nothing was claimed.
+  // holding the last position a permit in use can be given exists. False
+  // if an allocation failed: the caller gives its permits back
+  // (kNoMemory); nothing was claimed.
   bool provide(const BlockLayout& layout) noexcept;
-  // The receiver's position as senders see it (its low 16 bits above
-  // position_shift()). Receiver thread only, after a take and before its
-  // permit is released. release: see last_position_bound.
+  // The receiver's position as senders see it (its low 16 bits). Receiver
+  // thread only, after a take (before the block work and before its permit
+  // is released). release: see last_position_bound.
   void publish_receiver_position(std::uint64_t next) noexcept {
-    rx_position_.store(static_cast<std::uint16_t>(next >> position_shift()),
-                       std::memory_order_release);
-  }
-  // Positions are published in groups of 2^shift so that 16 bits span the
-  // capacity: 0 below 2^15.
-  unsigned position_shift() const noexcept {
-    const unsigned width = static_cast<unsigned>(std::bit_width(capacity_));
-    return width > 15 ? width - 15 : 0;
+    rx_position_.store(static_cast<std::uint16_t>(next), std::memory_order_release);
   }
 
   // Step 6: after publishing, wakes the receiver if it sleeps (or fires its
@@ -205,8 +191,7 @@ class ChannelState {
   // `own`: the permits of the receiver's own take, not yet released (0 or 1).
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
                                    std::uint32_t own, std::size_t& freed) noexcept {
-    return blocks_.release_if_drained(index, layout, bound_, own, rx_position_, position_shift(),
-                                      freed);
+    return blocks_.release_if_drained(index, layout, bound_, own, rx_position_, freed);
   }
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
     blocks_.forget_consumed(index, layout);
@@ -286,8 +271,8 @@ class ChannelState {
   const std::uint32_t capacity_;
   const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain (in what was padding)
   const bool has_resource_;         // a memory resource pointer follows this object
-  // The receiver's position, bits [position_shift() + 15 .. position_shift()]
-  // (provisioning, step 2b): written by the receiver, read by senders.
+  // The receiver's position, its low 16 bits (provisioning, step 2b):
+  // written by the receiver, read by senders.
   Atomic<std::uint16_t> rx_position_{0};
 
   friend struct ControlBlockLayout;
