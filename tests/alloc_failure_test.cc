@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <optional>
 #include <thread>
@@ -155,40 +156,27 @@ using BlockSizes =
                      std::integral_constant<std::size_t, 32>>;
 TYPED_TEST_SUITE(AllocFailure, BlockSizes);
 
-TYPED_TEST(AllocFailure, TrySendReturnsTheValueWithKNoMemory) {
+TYPED_TEST(AllocFailure, EverySendFormReturnsTheValueWithKNoMemory) {
   auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
-  {
-    FailAllocations fail(TestFixture::kBlockBytes, 1);
-    auto r = tx.try_send(Tracked(7));
-    EXPECT_EQ(r.status(), SendStatus::kNoMemory);
-    EXPECT_EQ(r.value().value, 7u);
+  using Tx = decltype(tx);
+  const auto forever = std::chrono::system_clock::now() + std::chrono::hours(1);
+  const std::function<leanchan::SendResult<Tracked>(Tx&, Tracked)> forms[] = {
+      [](Tx& s, Tracked v) { return s.try_send(std::move(v)); },
+      [](Tx& s, Tracked v) { return s.send(std::move(v)); },
+      [](Tx& s, Tracked v) { return s.send_for(std::move(v), std::chrono::seconds(10)); },
+      [&forever](Tx& s, Tracked v) { return s.send_until(std::move(v), forever); },
+  };
+  std::uint64_t value = 0;
+  for (const auto& send : forms) {
+    value += 10;
+    {
+      FailAllocations fail(TestFixture::kBlockBytes, 1);
+      auto r = send(tx, Tracked(value));
+      EXPECT_EQ(r.status(), SendStatus::kNoMemory);
+      EXPECT_EQ(r.value().value, value);
+    }
+    TestFixture::expect_unchanged_and_usable(tx, rx, value);
   }
-  TestFixture::expect_unchanged_and_usable(tx, rx, 7);
-}
-
-TYPED_TEST(AllocFailure, SendAndTimedSendsReturnTheValueWithKNoMemory) {
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
-  {
-    FailAllocations fail(TestFixture::kBlockBytes, 1);
-    auto r = tx.send(Tracked(1));
-    EXPECT_EQ(r.status(), SendStatus::kNoMemory);
-    EXPECT_EQ(r.value().value, 1u);
-  }
-  TestFixture::expect_unchanged_and_usable(tx, rx, 1);
-  {
-    FailAllocations fail(TestFixture::kBlockBytes, 1);
-    auto r = tx.send_for(Tracked(3), std::chrono::seconds(10));
-    EXPECT_EQ(r.status(), SendStatus::kNoMemory);
-    EXPECT_EQ(r.value().value, 3u);
-  }
-  TestFixture::expect_unchanged_and_usable(tx, rx, 3);
-  {
-    FailAllocations fail(TestFixture::kBlockBytes, 1);
-    auto r = tx.send_until(Tracked(5), std::chrono::system_clock::now() + std::chrono::hours(1));
-    EXPECT_EQ(r.status(), SendStatus::kNoMemory);
-    EXPECT_EQ(r.value().value, 5u);
-  }
-  TestFixture::expect_unchanged_and_usable(tx, rx, 5);
 }
 
 TYPED_TEST(AllocFailure, ReserveFailsWithKNoMemoryAndAGrantedPermitCannotFail) {
