@@ -338,15 +338,18 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
   // seq_cst: as tail_position(). A cheap look first: a sender claimed.
   if (tail_position_.load(std::memory_order_seq_cst) != index) return index;
   lock_list();
-  // The permits in use, read after the lock's RMW and a seq_cst fence (the
-  // RMW is only acquire): a Dekker pair with a permit holder's acquiring
-  // RMW on the bound and its seq_cst load of the list word (covers). If
-  // this load misses the holder's permit, the fence precedes the holder's
-  // load in the single total order, so that load sees this lock or a
-  // later word (the empty list that follows, or a provider's), and the
-  // holder numbers its blocks itself under the lock. A permit this load
-  // sees may claim in the blocks it counted on: keep them all.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The permits in use, read after a seq_cst RMW of the (locked) list
+  // word that changes nothing: the lock's own RMW is only acquire, which
+  // does not order the load after it on weak hardware. (A seq_cst fence
+  // would do; ThreadSanitizer does not model fences.) A Dekker pair with a
+  // permit holder's acquiring RMW on the bound and its seq_cst load of the
+  // list word (covers): if this load misses the holder's permit, this RMW
+  // precedes the holder's load in the single total order, so that load
+  // sees this locked word or a later one (the empty list that follows, or
+  // a provider's), and the holder numbers its blocks itself under the
+  // lock. A permit this load sees may claim in the blocks it counted on:
+  // keep them all.
+  (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
   if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > own) {
     unlock_list();
     return index;
