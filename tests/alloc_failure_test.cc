@@ -157,7 +157,10 @@ using BlockSizes =
 TYPED_TEST_SUITE(AllocFailure, BlockSizes);
 
 TYPED_TEST(AllocFailure, EverySendFormReturnsTheValueWithKNoMemory) {
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      kCapacity, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   using Tx = decltype(tx);
   const auto forever = std::chrono::system_clock::now() + std::chrono::hours(1);
   const std::function<leanchan::SendResult<Tracked>(Tx&, Tracked)> forms[] = {
@@ -180,7 +183,10 @@ TYPED_TEST(AllocFailure, EverySendFormReturnsTheValueWithKNoMemory) {
 }
 
 TYPED_TEST(AllocFailure, ReserveFailsWithKNoMemoryAndAGrantedPermitCannotFail) {
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      kCapacity, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   {
     FailAllocations fail(TestFixture::kBlockBytes, 1);
     auto permit = tx.reserve();
@@ -207,7 +213,10 @@ TYPED_TEST(AllocFailure, ReserveFailsWithKNoMemoryAndAGrantedPermitCannotFail) {
 }
 
 TYPED_TEST(AllocFailure, ReserveManyFailsWholeWhenItsSecondBlockCannotBeAllocated) {
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      kCapacity, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   const std::size_t count = TestFixture::kB + 1;  // two blocks
   {
     FailAllocations fail(TestFixture::kBlockBytes, 1, /*skip=*/1);  // the second block fails
@@ -237,7 +246,10 @@ TYPED_TEST(AllocFailure, ReserveManyFailsWholeWhenItsSecondBlockCannotBeAllocate
 
 TYPED_TEST(AllocFailure, ANotifiersSlotFailsWithKNoMemoryAndGoesBack) {
   // Capacity 1: the notifier is handed the slot the receive frees.
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(1, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      1, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   static std::atomic<int> fired{0};
   fired = 0;
   Notifier notifier([](void*) { fired.fetch_add(1); }, nullptr);
@@ -266,7 +278,10 @@ TYPED_TEST(AllocFailure, ANotifiersSlotFailsWithKNoMemoryAndGoesBack) {
 }
 
 TYPED_TEST(AllocFailure, AsyncSendCompletesWithKNoMemory) {
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      kCapacity, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   leanchan::ManualExecutor executor;
   std::optional<leanchan::SendResult<Tracked>> result;
   auto task = [](auto& sender, leanchan::Executor& ex,
@@ -289,7 +304,10 @@ TYPED_TEST(AllocFailure, KeepNoneBurstFailsOnlyTheSendsThatNeedTheFailedBlock) {
   // Keep-none: the drained channel holds nothing, so a burst allocates a
   // block per kB messages. The second block fails once: exactly the send
   // that needed it fails; the next send allocates it.
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(kCapacity, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      kCapacity, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   const std::uint64_t n = 2 * TestFixture::kB + 1;
   std::vector<std::uint64_t> failed;
   {
@@ -321,7 +339,10 @@ TYPED_TEST(AllocFailure, ProducersRetryingInjectedFailuresDeliverEveryMessageOnc
   constexpr int kProducers = 3;
   const std::uint64_t per_producer =
       static_cast<std::uint64_t>(10000 * leanchan::testing::stress_scale());
-  auto [tx, rx] = leanchan::channel<Tracked, TestFixture::kB>(16, Retention::kKeepNone);
+  auto tx_rx = leanchan::channel<Tracked, TestFixture::kB>(
+      16, Retention::kKeepNone);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   const std::size_t block_bytes = 16 + std::min<std::size_t>(TestFixture::kB, 16) * sizeof(Tracked);
   std::atomic<std::int64_t> failures{0};
   const FailAllocations fail(block_bytes, 0, 0, /*every=*/5);

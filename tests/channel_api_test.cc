@@ -316,6 +316,7 @@ TEST(ChannelApi, StatusesHaveNames) {
   EXPECT_EQ(leanchan::to_string(SendStatus::kFull), "full");
   EXPECT_EQ(leanchan::to_string(SendStatus::kClosed), "closed");
   EXPECT_EQ(leanchan::to_string(SendStatus::kTimedOut), "timed out");
+  EXPECT_EQ(leanchan::to_string(SendStatus::kNoMemory), "no memory");
   EXPECT_EQ(leanchan::to_string(RecvStatus::kEmpty), "empty");
   EXPECT_EQ(leanchan::to_string(RecvStatus::kDisconnected), "disconnected");
 }
