@@ -127,13 +127,16 @@ void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noex
 }
 
 std::size_t BlockList::live_blocks_locked() const noexcept {
+  return numbered_blocks_locked() + spares_locked();
+}
+
+std::size_t BlockList::numbered_blocks_locked() const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  const std::size_t numbered = tag_distance(tail->number.load(std::memory_order_relaxed),
-                                            head->number.load(std::memory_order_relaxed)) +
-                               1;
-  return numbered + spares_locked();
+  return std::size_t{tag_distance(tail->number.load(std::memory_order_relaxed),
+                                  head->number.load(std::memory_order_relaxed))} +
+         1;
 }
 
 BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
@@ -156,8 +159,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
 #if defined(LEANCHAN_EXPLORE)
     explore::report_violation("a sender claimed a position whose block was not numbered");
 #endif
-    bool allocated = false;
-    if (!extend_locked(target, layout, allocated)) {
+    if (!extend_locked(target, layout)) {
       std::fputs("leanchan: internal error: no block for a claimed position\n", stderr);
       std::abort();
     }
@@ -174,8 +176,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   return block;
 }
 
-bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
-                              bool& allocated) noexcept {
+bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout) noexcept {
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
     // 5a. The list is empty: at creation, or after release_if_drained freed
@@ -183,7 +184,6 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
     // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
     tail = try_new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
     if (tail == nullptr) return false;
-    allocated = true;
     // release: see head(); the receiver may read head_ without the lock.
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
@@ -212,7 +212,6 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
     } else {
       next = try_new_block(layout, next_tag);
       if (next == nullptr) return false;  // the list is as consistent as before
-      allocated = true;
       tail->next = next;
     }
     tail = next;
@@ -245,7 +244,9 @@ void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep) 
     last = last->next;
     ++spares;
   }
-  if (spares < keep.spares && live_blocks_locked() + 1 <= keep.block_bound) {
+  // Live blocks if `old` stays: the numbered ones after it, the spares the
+  // walk above counted, and `old` itself.
+  if (spares < keep.spares && numbered_blocks_locked() + spares + 1 <= keep.block_bound) {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     last->next = old;
@@ -355,17 +356,13 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
     return index;
   }
   // No permit is in use, so no position is claimed or can be before this
-  // lock is released: the claim counter moves to the end of index's block
-  // (seq_cst, as claim_position; it cannot fail, but costs nothing to
-  // check) and every block goes.
+  // lock is released (a claim needs a permit, and a permit holder this load
+  // missed provides under the lock): a plain store moves the claim counter
+  // to the end of index's block (seq_cst, as claim_position), and every
+  // block goes.
   const std::uint64_t slots = layout.slots;
   const std::uint64_t boundary = (index + slots - 1) / slots * slots;
-  std::uint64_t expected = index;
-  if (boundary != index &&
-      !tail_position_.compare_exchange_strong(expected, boundary, std::memory_order_seq_cst)) {
-    unlock_list();
-    return index;
-  }
+  if (boundary != index) tail_position_.store(boundary, std::memory_order_seq_cst);
   // seq_cst: a permit holder this critical section did not count (it
   // acquired after the load of the permits above) reads this position or
   // a later one (its seq_cst load comes later in the single total order),

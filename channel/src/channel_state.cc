@@ -59,8 +59,7 @@ bool ChannelState::provide(const BlockLayout& layout) noexcept {
     receiver = first + slots < claimed ? first + slots : claimed;
   }
   const std::uint64_t last = receiver + permits - 1;
-  bool allocated = false;
-  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout, allocated);
+  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout);
   unlock_list();
   return ok;
 }

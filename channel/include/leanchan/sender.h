@@ -237,28 +237,28 @@ class Sender {
   // A waiting send completed by the thread that hands it a slot; false
   // (nothing moved) if the blocks could not be provided.
   static bool push_erased(internal::ChannelState& state, void* value) noexcept {
-    return Ops::try_push(state, *static_cast<T*>(value));
+    if (!Ops::provide(state)) return false;
+    Ops::push(state, std::move(*static_cast<T*>(value)));
+    return true;
   }
-  // Every path that gives a reservation permits (the lock-free CAS, the
-  // queue, a notifier's grant) ends here: the blocks for them are provided
-  // (allocated if need be), or the permits go back and the reservation
-  // fails with kNoMemory. (A send provides as it claims: push_if.)
+  // Every path that gives this sender permits (the lock-free CAS, the
+  // queue, a notifier's grant) ends here, for a send as for a reservation:
+  // the blocks for them are provided (allocated if need be), or the permits
+  // go back and the send or reservation fails with kNoMemory.
   internal::PermitOutcome provided(internal::PermitOutcome outcome, std::uint32_t count) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired || Ops::provide(*state_)) return outcome;
     state_->release_permits(count);
     return internal::PermitOutcome::kNoMemory;
   }
-  // A send that holds its permit (kAcquired) claims a provided position and
-  // writes; if the block it needs cannot be allocated, the permit goes back
-  // and the value comes back with kNoMemory.
+  // A send given its permit (kAcquired) has its block provided, then claims
+  // a position and writes; otherwise (kNoMemory included) the value comes
+  // back with the reason.
   SendResult<T> push_if(internal::PermitOutcome outcome, T&& value) noexcept {
-    if (outcome == internal::PermitOutcome::kAcquired && !Ops::try_push(*state_, value)) {
-      state_->release_permits(1);
-      outcome = internal::PermitOutcome::kNoMemory;
-    }
+    outcome = provided(outcome, 1);
     if (outcome != internal::PermitOutcome::kAcquired) {
       return SendResult<T>::failure(to_status(outcome), std::move(value));
     }
+    Ops::push(*state_, std::move(value));
     return SendResult<T>::success();
   }
   // `acquire(n)` runs only for 1 <= count <= max_capacity().

@@ -79,8 +79,8 @@ class BlockList {
   // Step 2b under the lock: numbers blocks (reusing the drained head in
   // place, then spares, then allocating) until the tail is numbered `tag`.
   // False if an allocation fails; the blocks numbered so far stay (they are
-  // consistent, and later claims use them). `allocated`: set if it allocated.
-  bool extend_locked(std::uint32_t tag, const BlockLayout& layout, bool& allocated) noexcept;
+  // consistent, and later claims use them).
+  bool extend_locked(std::uint32_t tag, const BlockLayout& layout) noexcept;
 
   // ---- The receiver (steps 7-10) ----------------------------------------------
   BlockHeader* head() const noexcept {
@@ -161,6 +161,7 @@ class BlockList {
   std::size_t free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept;
   std::size_t spares_locked() const noexcept;
   std::size_t live_blocks_locked() const noexcept;
+  std::size_t numbered_blocks_locked() const noexcept;  // head .. tail
 
   Atomic<std::uint64_t> tail_position_{0};
   Atomic<BlockHeader*> tail_block_{nullptr};

@@ -67,25 +67,14 @@ struct ChannelOps {
   static bool provisioned(const ChannelState& state, std::uint32_t block_slots) noexcept {
     return state.covers(block_tag(place(state.last_position_bound(), block_slots).block_number));
   }
-  // Step 2b for a holder of fresh permits (by any path: the lock-free CAS,
-  // the queue, a notifier's grant): makes sure the blocks exist for every
+  // Step 2b for a holder of fresh permits (a send, a reservation; by any
+  // path: the lock-free CAS, the queue, a notifier's grant): makes sure the blocks exist for every
   // position they can be given, before any is claimed. False if an
   // allocation failed: the caller gives the permits back and reports
   // kNoMemory. Lock-free unless a block must be numbered (once per block).
   static bool provide(ChannelState& state) noexcept {
     const std::uint32_t block_slots = slots(state);
     return provisioned(state, block_slots) || state.provide(layout(state, block_slots));
-  }
-
-  // Steps 2b-6 for a send with its value in hand (send, try_send, and a
-  // waiting send completed by the thread that hands it a slot): the caller
-  // holds a fresh permit, which this consumes into a queued message. False,
-  // with `value` untouched and nothing claimed, if a block could not be
-  // allocated: the caller gives the permit back (kNoMemory).
-  static bool try_push(ChannelState& state, T& value) noexcept {
-    if (!provide(state)) return false;
-    push(state, std::move(value));
-    return true;
   }
 
   // Steps 3-6. The caller holds a provided permit (see provide), which this
