@@ -8,8 +8,20 @@
 //
 //   throughput/<design>/producers:P/msg:S/cap:C    items (messages) per second
 //   pingpong/<design>/msg:S                        time per round trip
+//   uncontended/<design>/msg:S                     items per second, one thread
+//   handoff/cache-line/one-way                     one_way_ns: one cache-line move
+//
+// The last two split a throughput figure into its parts on a machine whose
+// hardware counters are out of reach (a VM): `uncontended` is the
+// instructions of one send plus one receive with no second thread (no
+// cache line moves between cores); `handoff` is what one cache line
+// costs to move from one thread to the other and back, half of it per
+// direction. A throughput row's time per message, less the uncontended
+// one, divided by the one-way hand-off, estimates how many lines move
+// per message (docs/results.md, "Where the time goes").
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <string>
@@ -35,8 +47,11 @@ void throughput(benchmark::State& state, int producers, std::size_t capacity) {
     for (int p = 0; p < producers; ++p) {
       threads.emplace_back([sender = tx, per_producer]() mutable {
         for (std::size_t i = 0; i < per_producer; ++i) {
-          auto result = sender.send(Message<S>{});
-          benchmark::DoNotOptimize(result);
+          // Only the outcome escapes, as in the peers' runners: a whole
+          // result object forced to memory costs store-forwarding stalls
+          // for small, byte-aligned messages that user code does not pay.
+          bool sent = sender.send(Message<S>{}).ok();
+          benchmark::DoNotOptimize(sent);
         }
       });
     }
@@ -72,6 +87,65 @@ void pingpong(benchmark::State& state) {
   stop.bytes[0] = 1;
   (void)to_echo.send(stop);
   echo.join();
+}
+
+// One thread sends a batch, then receives it, on a channel the batch fits
+// in: no send ever waits and no other thread touches the channel.
+template <class Design, std::size_t S>
+void uncontended(benchmark::State& state) {
+  constexpr std::size_t kBatch = 64;
+  auto [tx, rx] = Design::template make<Message<S>>(kBatch);
+  for (auto _ : state) {
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      bool sent = tx.send(Message<S>{}).ok();  // as in throughput()
+      benchmark::DoNotOptimize(sent);
+    }
+    for (std::size_t i = 0; i < kBatch; ++i) {
+      auto message = rx.recv();
+      benchmark::DoNotOptimize(message);
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
+}
+
+// Two threads take turns incrementing one counter on its own cache line:
+// each turn moves the line from one core to the other. Time per iteration:
+// a round trip; the one_way_ns counter halves it: one hand-off, the floor
+// under any message passed between threads on this machine, whatever the
+// channel. On a VM it moves with where the two threads land (siblings of
+// one core, or two cores), so read it beside rows from the same run.
+void handoff(benchmark::State& state) {
+  struct alignas(64) Line {
+    std::atomic<std::uint64_t> turn{0};
+  };
+  Line line;
+  constexpr std::uint64_t kStop = ~std::uint64_t{0};
+  std::thread other([&line] {
+    for (std::uint64_t expected = 1;; expected += 2) {
+      std::uint64_t seen;
+      // acquire/release: a plain hand-off of the turn; relaxed would
+      // measure the same moves, but this is what a channel pays.
+      while ((seen = line.turn.load(std::memory_order_acquire)) != expected) {
+        if (seen == kStop) return;
+      }
+      line.turn.store(expected + 1, std::memory_order_release);
+    }
+  });
+  std::uint64_t next = 0;
+  for (auto _ : state) {
+    while (line.turn.load(std::memory_order_acquire) != next) {
+    }
+    line.turn.store(next + 1, std::memory_order_release);
+    next += 2;
+  }
+  // Each iteration above is two moves (there and back).
+  while (line.turn.load(std::memory_order_acquire) != next) {
+  }
+  line.turn.store(kStop, std::memory_order_release);
+  other.join();
+  state.counters["one_way_ns"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 // Producer counts: 1 and 4, or LEANCHAN_BENCH_PRODUCERS (e.g. "1,2,4,8,15"
@@ -122,6 +196,10 @@ void register_design() {
       benchmark::RegisterBenchmark(name.c_str(), pingpong<Design, 24>)->UseRealTime();
     }
   }
+  benchmark::RegisterBenchmark(("uncontended/" + Design::name() + "/msg:8").c_str(),
+                               uncontended<Design, 8>);
+  benchmark::RegisterBenchmark(("uncontended/" + Design::name() + "/msg:24").c_str(),
+                               uncontended<Design, 24>);
 }
 
 }  // namespace
@@ -141,5 +219,6 @@ int main(int argc, char** argv) {
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
   register_design<Moodycamel>();
 #endif
+  benchmark::RegisterBenchmark("handoff/cache-line/one-way", handoff)->UseRealTime();
   return run_with_ratios(argc, argv, TokioStyle::name());
 }

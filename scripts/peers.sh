@@ -210,6 +210,13 @@ rows=()
 for s in $sizes; do for p in $producer_counts; do for c in $capacities; do rows+=("$s $p $c"); done; done; done
 total_rows=${#rows[@]}
 ((pingpong_n > 0)) && total_rows=$((total_rows + 1))
+# The floor under every figure: one cache line moved between the two
+# threads' cores (on a VM this moves with where they land; measured before
+# and after the grid, printed above the table).
+handoff_ns() {
+  "$cpp_bin" --handoff --messages=4000000 2>/dev/null | sed -n 's/.*one_way_ns=\([0-9.]*\).*/\1/p'
+}
+handoff_before=$(handoff_ns)
 start_time=$(date +%s)
 row_index=0
 progress() {
@@ -283,6 +290,7 @@ if ((pingpong_n > 0)); then
   done
   row_index=$((row_index + 1))
 fi
+handoff_after=$(handoff_ns)
 failures=$(wc -l <"$build_dir/failures")
 log "done in $(($(date +%s) - start_time))s, $failures failed run(s)"
 
@@ -296,6 +304,7 @@ if [ -n "$rust_bin" ]; then
   echo "- Rust: $(version "${rustc_bin:-rustc}" --version), $(version "$cargo_bin" --version), crossbeam-channel $(dpkg-query -W -f='${Version}' librust-crossbeam-channel-dev 2>/dev/null), tokio $(dpkg-query -W -f='${Version}' librust-tokio-dev 2>/dev/null) (2 worker threads)"
 fi
 [ -n "$go_bin" ] && echo "- Go: $(version "$go_cmd" version), GOMAXPROCS default"
+echo "- one cache line moved between the two threads (leanchan-peer-bench --handoff): ${handoff_before:-?} ns one way before the runs, ${handoff_after:-?} ns after"
 echo "- median of $reps interleaved runs, one process per run; messages per run chosen per row (column N)${fixed_messages:+ (fixed: PEERS_MESSAGES=$fixed_messages)}"
 for line in "${skipped[@]}"; do echo "- skipped $line"; done
 ((failures > 0)) && echo "- $failures run(s) failed (see stderr); their cells are the median of the rest or 'fail'"

@@ -10,6 +10,12 @@
 //   leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N
 //     N round trips over two capacity-1 channels; prints
 //     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y checksum=Z
+//   leanchan-peer-bench --handoff --messages=N
+//     two threads pass one cache line back and forth N times (no channel);
+//     prints mode=handoff messages=N one_way_ns=X: what moving a line from
+//     one thread's core to the other costs on this machine right now (on a
+//     VM it changes with where the threads land), the floor under every
+//     design's figures beside it
 //
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
 #include <atomic>
@@ -36,6 +42,7 @@ struct Options {
   std::uint64_t size = 0;
   std::uint64_t messages = 0;
   bool pingpong = false;
+  bool handoff = false;
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
@@ -44,6 +51,7 @@ struct Options {
                "usage: leanchan-peer-bench --design=NAME --producers=P --capacity=C "
                "--size=S --messages=N\n"
                "       leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N\n"
+               "       leanchan-peer-bench --handoff --messages=N\n"
                "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
                " moodycamel"
@@ -76,6 +84,8 @@ Options parse(int argc, char** argv) {
     };
     if (arg == "--pingpong") {
       options.pingpong = true;
+    } else if (arg == "--handoff") {
+      options.handoff = true;
     } else if (arg.starts_with("--design=")) {
       options.design = std::string(value_of("--design="));
     } else if (arg.starts_with("--producers=")) {
@@ -91,6 +101,14 @@ Options parse(int argc, char** argv) {
     } else {
       usage_error("unknown argument '" + std::string(arg) + "'");
     }
+  }
+  if (options.handoff) {
+    if (!options.design.empty() || have_producers || have_capacity || options.size != 0 ||
+        options.pingpong) {
+      usage_error("--handoff takes only --messages");
+    }
+    if (options.messages == 0) usage_error("--messages must be at least 1");
+    return options;
   }
   if (options.design.empty()) usage_error("--design is required");
   if (options.size != 8 && options.size != 24 && options.size != 128 && options.size != 1024) {
@@ -224,6 +242,36 @@ Result pingpong(const Options& options) {
   return result;
 }
 
+// Two threads take turns on one counter, on its own cache line: every turn
+// moves the line to the other thread's core.
+int handoff(const Options& options) {
+  struct alignas(64) Line {
+    std::atomic<std::uint64_t> turn{0};
+  };
+  Line line;
+  const std::uint64_t n = options.messages;  // moves, both directions together
+  std::thread other([&line, n] {
+    for (std::uint64_t turn = 1; turn < n; turn += 2) {
+      // acquire/release: a plain hand-off, as a channel's is.
+      while (line.turn.load(std::memory_order_acquire) != turn) {
+      }
+      line.turn.store(turn + 1, std::memory_order_release);
+    }
+  });
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t turn = 0; turn < n; turn += 2) {
+    while (line.turn.load(std::memory_order_acquire) != turn) {
+    }
+    line.turn.store(turn + 1, std::memory_order_release);
+  }
+  other.join();
+  const auto end = std::chrono::steady_clock::now();
+  std::printf("mode=handoff messages=%llu one_way_ns=%.1f\n", static_cast<unsigned long long>(n),
+              std::chrono::duration<double, std::nano>(end - start).count() /
+                  static_cast<double>(n));
+  return 0;
+}
+
 template <class Design, std::size_t S>
 int run_sized(const Options& options) {
   const Result result =
@@ -279,6 +327,7 @@ int main(int argc, char** argv) {
   using namespace leanchan::bench;
   using namespace leanchan::bench::peers;
   const Options options = parse(argc, argv);
+  if (options.handoff) return handoff(options);
   const std::string& d = options.design;
   if (d == "leanchan-b1") return run_design<Leanchan<1>>(options);
   if (d == "leanchan-b8") return run_design<Leanchan<8>>(options);
