@@ -15,8 +15,10 @@
 
 #include <cassert>
 #include <cstdint>
-#include <optional>
+#include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace leanchan {
@@ -43,81 +45,135 @@ enum class RecvStatus : std::uint8_t {
 std::string_view to_string(SendStatus status) noexcept;
 std::string_view to_string(RecvStatus status) noexcept;
 
-// The outcome of a send. When !ok(), value() is the message the caller gave,
-// handed back unchanged (moved, never copied).
-// GCC 12 reports -Wmaybe-uninitialized when an empty std::optional of a
-// trivially copyable T is returned by value (it copies the unused payload
-// bytes; GCC bug 105562 and its duplicates). The payload is never read while
-// empty, so the warning is silenced for these two class templates only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+namespace internal {
 
-template <class T>
-class [[nodiscard]] SendResult {
+// The storage of SendResult and RecvResult: a status and a value that is
+// alive exactly when `holds(status)` says so. Not std::optional: for a
+// small trivially copyable T (8 bytes, byte-aligned, say) an optional plus
+// a status is a 10-byte object GCC returns in two registers and shuffles
+// through stack copies of mismatched widths on every call, stalling store
+// forwarding: a send of an 8-byte message cost twice one of 24 bytes
+// (docs/results.md, "Where the time goes"). Here the success path writes
+// the status only, and the value is moved only when there is one.
+template <class T, class Status, bool (*holds)(Status)>
+class StatusAndValue {
  public:
-  static SendResult success() noexcept { return SendResult(); }
+  StatusAndValue(StatusAndValue&& other) noexcept : status_(other.status_) {
+    if (holds(status_)) construct(std::move(other.value_));
+  }
+  StatusAndValue(const StatusAndValue& other) requires std::is_copy_constructible_v<T>
+      : status_(other.status_) {
+    if (holds(status_)) construct(other.value_);
+  }
+  // By value: a copy is made (and may throw) before anything here changes.
+  StatusAndValue& operator=(StatusAndValue other) noexcept {
+    destroy();
+    status_ = other.status_;
+    if (holds(status_)) construct(std::move(other.value_));
+    return *this;
+  }
+  ~StatusAndValue() { destroy(); }
+
+ protected:
+  explicit StatusAndValue(Status status) noexcept : status_(status) {}
+  StatusAndValue(Status status, T&& value) noexcept : status_(status) {
+    construct(std::move(value));
+  }
+  Status status_;
+  union {
+    T value_;  // alive iff holds(status_)
+  };
+
+ private:
+  template <class... Args>
+  void construct(Args&&... args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
+    ::new (static_cast<void*>(std::addressof(value_))) T(std::forward<Args>(args)...);
+  }
+  void destroy() noexcept {
+    if (holds(status_)) value_.~T();
+  }
+};
+
+constexpr bool send_holds_value(SendStatus status) noexcept {
+  return status != SendStatus::kOk;
+}
+constexpr bool recv_holds_value(RecvStatus status) noexcept {
+  return status == RecvStatus::kOk;
+}
+
+}  // namespace internal
+
+// The outcome of a send. When !ok(), value() is the message the caller gave,
+// handed back unchanged (moved, never copied). Movable; copyable when T is.
+template <class T>
+class [[nodiscard]] SendResult
+    : private internal::StatusAndValue<T, SendStatus, &internal::send_holds_value> {
+  using Base = internal::StatusAndValue<T, SendStatus, &internal::send_holds_value>;
+
+ public:
+  static SendResult success() noexcept { return SendResult(SendStatus::kOk); }
   static SendResult failure(SendStatus status, T&& value) noexcept {
     assert(status != SendStatus::kOk);
     return SendResult(status, std::move(value));
   }
 
-  bool ok() const noexcept { return status_ == SendStatus::kOk; }
-  SendStatus status() const noexcept { return status_; }
+  bool ok() const noexcept { return this->status_ == SendStatus::kOk; }
+  SendStatus status() const noexcept { return this->status_; }
 
   // The message handed back. Precondition: !ok().
   T& value() & noexcept {
     assert(!ok());
-    return *value_;
+    return this->value_;
+  }
+  const T& value() const& noexcept {
+    assert(!ok());
+    return this->value_;
   }
   T&& value() && noexcept {
     assert(!ok());
-    return std::move(*value_);
+    return std::move(this->value_);
   }
 
  private:
-  SendResult() noexcept = default;
-  SendResult(SendStatus status, T&& value) noexcept : status_(status), value_(std::move(value)) {}
-
-  SendStatus status_ = SendStatus::kOk;
-  std::optional<T> value_;
+  using Base::Base;
 };
 
 // The outcome of try_recv / recv_for / recv_until. Holds the message iff ok().
+// Movable; copyable when T is.
 template <class T>
-class [[nodiscard]] RecvResult {
+class [[nodiscard]] RecvResult
+    : private internal::StatusAndValue<T, RecvStatus, &internal::recv_holds_value> {
+  using Base = internal::StatusAndValue<T, RecvStatus, &internal::recv_holds_value>;
+
  public:
-  static RecvResult success(T&& value) noexcept { return RecvResult(std::move(value)); }
+  static RecvResult success(T&& value) noexcept {
+    return RecvResult(RecvStatus::kOk, std::move(value));
+  }
   static RecvResult failure(RecvStatus status) noexcept {
     assert(status != RecvStatus::kOk);
     return RecvResult(status);
   }
 
-  bool ok() const noexcept { return status_ == RecvStatus::kOk; }
-  RecvStatus status() const noexcept { return status_; }
+  bool ok() const noexcept { return this->status_ == RecvStatus::kOk; }
+  RecvStatus status() const noexcept { return this->status_; }
 
   // The message taken. Precondition: ok().
   T& value() & noexcept {
     assert(ok());
-    return *value_;
+    return this->value_;
+  }
+  const T& value() const& noexcept {
+    assert(ok());
+    return this->value_;
   }
   T&& value() && noexcept {
     assert(ok());
-    return std::move(*value_);
+    return std::move(this->value_);
   }
 
  private:
-  explicit RecvResult(T&& value) noexcept : status_(RecvStatus::kOk), value_(std::move(value)) {}
-  explicit RecvResult(RecvStatus status) noexcept : status_(status) {}
-
-  RecvStatus status_;
-  std::optional<T> value_;
+  using Base::Base;
 };
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 }  // namespace leanchan
 
