@@ -9,7 +9,9 @@
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "leanchan/channel.h"
@@ -22,6 +24,37 @@ using leanchan::RecvStatus;
 using leanchan::SendResult;
 using leanchan::SendStatus;
 using leanchan::testing::Tracked;
+
+// Copyable exactly when T is; moves never throw; a copy may throw (and is
+// then not noexcept), as with the std::optional these classes replaced.
+template <template <class> class Result>
+constexpr bool kTraitsHold =
+    std::is_nothrow_move_constructible_v<Result<std::string>>&& std::is_nothrow_move_assignable_v<
+        Result<std::string>>&& std::is_copy_constructible_v<Result<std::string>>&&
+        std::is_copy_assignable_v<Result<std::string>> &&
+    !std::is_nothrow_copy_constructible_v<Result<std::string>> &&
+    !std::is_nothrow_copy_assignable_v<Result<std::string>> &&
+    std::is_nothrow_copy_constructible_v<Result<int>> &&
+    std::is_nothrow_copy_assignable_v<Result<int>> &&
+    std::is_nothrow_move_constructible_v<Result<std::unique_ptr<int>>> &&
+    std::is_nothrow_move_assignable_v<Result<std::unique_ptr<int>>> &&
+    !std::is_copy_constructible_v<Result<std::unique_ptr<int>>> &&
+    !std::is_copy_assignable_v<Result<std::unique_ptr<int>>> &&
+    !std::is_default_constructible_v<Result<int>>;
+static_assert(kTraitsHold<SendResult>);
+static_assert(kTraitsHold<RecvResult>);
+
+// A message whose copy throws on request (its move never does).
+struct ThrowingCopy {
+  static inline bool armed = false;
+  explicit ThrowingCopy(int v) : value(v) {}
+  ThrowingCopy(const ThrowingCopy& other) : value(other.value) {
+    if (armed) throw std::runtime_error("copy");
+  }
+  ThrowingCopy(ThrowingCopy&&) noexcept = default;
+  ThrowingCopy& operator=(const ThrowingCopy&) = default;
+  int value;
+};
 
 // Results are built by the channel; these helpers reach the same factories
 // through the public API.
@@ -103,6 +136,44 @@ TEST(SendResult, CopiesACopyableValue) {
   EXPECT_TRUE(ok.ok());
   copy = ok;  // copying a result without a value drops the held one
   EXPECT_TRUE(copy.ok());
+}
+
+TEST(SendResult, ACopyThatThrowsLeavesTheTargetUnchanged) {
+  auto [tx, rx] = leanchan::channel<ThrowingCopy, 8>(1);
+  ASSERT_TRUE(tx.try_send(ThrowingCopy(0)).ok());
+  SendResult<ThrowingCopy> target = tx.try_send(ThrowingCopy(1));
+  const SendResult<ThrowingCopy> source = tx.try_send(ThrowingCopy(2));
+  ASSERT_FALSE(target.ok());
+  ASSERT_FALSE(source.ok());
+  ThrowingCopy::armed = true;
+  EXPECT_THROW(target = source, std::runtime_error);  // reaches the caller, no terminate
+  EXPECT_THROW(SendResult<ThrowingCopy>{source}, std::runtime_error);
+  ThrowingCopy::armed = false;
+  ASSERT_FALSE(target.ok());
+  EXPECT_EQ(target.value().value, 1);
+  target = source;
+  EXPECT_EQ(target.value().value, 2);
+}
+
+TEST(SendResult, SelfAssignmentKeepsTheValue) {
+  Tracked::reset();
+  {
+    SendResult<Tracked> result = failed_send(9);
+    SendResult<Tracked>& alias = result;
+    result = std::move(alias);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.value().value, 9u);
+    EXPECT_FALSE(result.value().moved_from);
+
+    auto [tx, rx] = leanchan::channel<std::string, 8>(1);
+    ASSERT_TRUE(tx.try_send(std::string("queued")).ok());
+    SendResult<std::string> text = tx.try_send(std::string(40, 't'));
+    SendResult<std::string>& text_alias = text;
+    text = text_alias;
+    ASSERT_FALSE(text.ok());
+    EXPECT_EQ(text.value(), std::string(40, 't'));
+  }
+  EXPECT_EQ(Tracked::live(), 0);
 }
 
 TEST(SendResult, MoveOnlyValue) {

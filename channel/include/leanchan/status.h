@@ -57,20 +57,31 @@ namespace internal {
 // the status only, and the value is moved only when there is one.
 template <class T, class Status, bool (*holds)(Status)>
 class StatusAndValue {
+  static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>,
+                "leanchan: a message type must be nothrow move-constructible and destructible");
+
  public:
   StatusAndValue(StatusAndValue&& other) noexcept : status_(other.status_) {
     if (holds(status_)) construct(std::move(other.value_));
   }
-  StatusAndValue(const StatusAndValue& other) requires std::is_copy_constructible_v<T>
+  StatusAndValue(const StatusAndValue& other) noexcept(
+      std::is_nothrow_copy_constructible_v<T>) requires std::is_copy_constructible_v<T>
       : status_(other.status_) {
     if (holds(status_)) construct(other.value_);
   }
-  // By value: a copy is made (and may throw) before anything here changes.
-  StatusAndValue& operator=(StatusAndValue other) noexcept {
-    destroy();
-    status_ = other.status_;
-    if (holds(status_)) construct(std::move(other.value_));
+  StatusAndValue& operator=(StatusAndValue&& other) noexcept {
+    if (this != &other) {
+      destroy();
+      status_ = other.status_;
+      if (holds(status_)) construct(std::move(other.value_));
+    }
     return *this;
+  }
+  // The copy is made first: if T's copy constructor throws, nothing here
+  // has changed (and the exception reaches the caller).
+  StatusAndValue& operator=(const StatusAndValue& other) noexcept(
+      std::is_nothrow_copy_constructible_v<T>) requires std::is_copy_constructible_v<T> {
+    return *this = StatusAndValue(other);
   }
   ~StatusAndValue() { destroy(); }
 
