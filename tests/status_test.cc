@@ -147,7 +147,7 @@ TEST(SendResult, ACopyThatThrowsLeavesTheTargetUnchanged) {
   ASSERT_FALSE(source.ok());
   ThrowingCopy::armed = true;
   EXPECT_THROW(target = source, std::runtime_error);  // reaches the caller, no terminate
-  EXPECT_THROW(SendResult<ThrowingCopy>{source}, std::runtime_error);
+  EXPECT_THROW((void)SendResult<ThrowingCopy>{source}, std::runtime_error);
   ThrowingCopy::armed = false;
   ASSERT_FALSE(target.ok());
   EXPECT_EQ(target.value().value, 1);
