@@ -16,6 +16,10 @@ namespace {
 constexpr int kWatchLooks = spin_budget(16);   // receiver: looks with doubling pauses, then
 constexpr int kWatchYields = spin_budget(16);  // yields, then it sleeps
 constexpr int kWatchMaxPauses = 64;
+// Looks before the watch also asks whether the channel has ended: after
+// 1 + 2 + 4 + 8 pauses, a fraction of a microsecond, longer than a sender
+// that keeps up takes between two messages.
+constexpr int kWatchEndAfterLooks = spin_budget(4);
 
 }  // namespace
 
@@ -27,6 +31,7 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
   int pauses = 1;
   for (int look = 0; look < kWatchLooks + kWatchYields; ++look) {
     if (ready(context)) return true;
+    if (look >= kWatchEndAfterLooks && is_finished()) return false;
     if (look < kWatchLooks) {
       for (int i = 0; i < pauses; ++i) cpu_relax();
       pauses = pauses < kWatchMaxPauses ? pauses * 2 : kWatchMaxPauses;

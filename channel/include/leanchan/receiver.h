@@ -270,7 +270,9 @@ class Receiver {
     for (;;) {
       if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
       // A message is often a moment away: watch for it (bounded) first.
-      if (!state.is_finished() && state.watch_briefly(&Receiver::may_be_ready, this) &&
+      // (The watch notices an ended channel after a few looks; the checks
+      // below decide.)
+      if (state.watch_briefly(&Receiver::may_be_ready, this) &&
           Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }

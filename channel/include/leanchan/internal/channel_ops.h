@@ -97,14 +97,30 @@ struct ChannelOps {
   // The receiver's own view, kept in its handle so that taking a message
   // reads nothing from the shared control line but what it must: the next
   // position, the head block it reads (refreshed whenever the receiver
-  // itself changes it, or finds it missing) and the slots per block.
+  // itself changes it, or finds it missing), the slots per block, and two
+  // facts step 10 asks after nearly every message when the receiver keeps
+  // up: whether the channel keeps no block (constant) and whether the list
+  // may hold a spare. Only the receiver sets or clears that flag (under the
+  // list lock, in its own calls), so a copy refreshed after each of those
+  // calls is always exact, and step 10 reads the shared line only when
+  // there is something to give back. (Reading it, even a constant, after
+  // every message cost a producer that keeps writing the same line about a
+  // quarter of its throughput: docs/results.md.)
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
+    bool keeps_none = false;
+    bool may_have_spare = false;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    return {0, nullptr, slots(state)};
+    return {0, nullptr, slots(state), state.keeps_none(), false};
+  }
+  // After a call of the receiver's that may have changed the spare flag
+  // (advance_head, finish_block, release_spares, release_if_drained). The
+  // flag's line was just written by this thread under the lock.
+  static void refresh_spare(const ChannelState& state, Cursor& cursor) noexcept {
+    cursor.may_have_spare = state.may_have_spare();
   }
 
   // Steps 7-8. Receiver thread only. The block holding the receiver's next
@@ -123,6 +139,7 @@ struct ChannelOps {
     if (cursor.index == state.tail_position()) return nullptr;
     block = state.advance_head(number, layout(state, cursor.slots));  // step 8
     cursor.head = block != nullptr ? block : state.head();
+    refresh_spare(state, cursor);
     return block;
   }
 
@@ -159,17 +176,21 @@ struct ChannelOps {
     state.publish_receiver_position(index + 1);
     if (last_slot) {
       cursor.head = state.finish_block(number, layout(state, block_slots));  // step 9
+      refresh_spare(state, cursor);
     }
     // Step 10. The next slot's bit (already read, from this block's line) is
-    // checked first, so a deep queue never reads the shared words.
+    // checked first, so a deep queue never reads the shared words; then the
+    // cursor's copies, so a channel with nothing to give back does not
+    // either.
     if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
-        (state.keeps_none() || (!last_slot && state.may_have_spare())) &&
+        (cursor.keeps_none || (!last_slot && cursor.may_have_spare)) &&
         index + 1 == state.tail_position()) {
-      if (state.keeps_none()) {
+      if (cursor.keeps_none) {
         (void)release_if_drained(state, cursor, 1);  // Retention::kKeepNone: every block goes
       } else {
         const BlockLayout block_layout = layout(state, block_slots);
         (void)state.release_spares(block_layout, state.drained_spares(block_layout));
+        refresh_spare(state, cursor);
       }
     }
     state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound
@@ -186,6 +207,7 @@ struct ChannelOps {
     std::size_t freed = 0;
     cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), own, freed);
     cursor.head = state.head();  // the block it cached may be gone
+    refresh_spare(state, cursor);
     return freed;
   }
 

@@ -134,7 +134,8 @@ class ChannelState {
     const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
     const std::uint64_t claimed = blocks_.tail_position();
     const std::uint64_t behind = (claimed - low) & 0xFFFF;
-    const std::uint64_t receiver = permits < 0xFFFF && behind <= permits ? claimed - behind : claimed;
+    const std::uint64_t receiver =
+        permits < 0xFFFF && behind <= permits ? claimed - behind : claimed;
     return receiver + permits - 1;
   }
   // Lock-free: true if the tail block is numbered `tag` or later.
@@ -198,7 +199,11 @@ class ChannelState {
   }
 
   // Before sleeping (step 11), watches briefly (bounded spins, then yields)
-  // until ready(context) says the message may be there. True if so.
+  // until ready(context) says the message may be there: true. False when
+  // the watch ends without it, or early, once it has lasted a few looks,
+  // if the channel has ended (is_finished). The end is not asked at once:
+  // it reads the shared line, and a receiver that keeps up watches after
+  // nearly every message.
   bool watch_briefly(bool (*ready)(const void* context), const void* context) const noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
