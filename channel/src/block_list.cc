@@ -9,6 +9,7 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
 namespace {
@@ -32,6 +33,7 @@ void BlockList::lock_list() const noexcept {
     if ((word & kLocked) == 0) {
       if (list_word_.compare_exchange_weak(word, word | kLocked, std::memory_order_acquire,
                                            std::memory_order_relaxed)) {
+        LEANCHAN_TEST_POINT(kListLocked);
         return;
       }
       continue;
@@ -45,6 +47,7 @@ void BlockList::lock_list() const noexcept {
       // too and the unlock must wake one of them.
       if (list_word_.compare_exchange_weak(word, word | kLocked | kContended,
                                            std::memory_order_acquire, std::memory_order_relaxed)) {
+        LEANCHAN_TEST_POINT(kListLocked);
         return;
       }
       continue;

@@ -97,24 +97,30 @@ struct ChannelOps {
   // The receiver's own view, kept in its handle so that taking a message
   // reads nothing from the shared control line but what it must: the next
   // position, the head block it reads (refreshed whenever the receiver
-  // itself changes it, or finds it missing), the slots per block, and two
-  // facts step 10 asks after nearly every message when the receiver keeps
-  // up: whether the channel keeps no block (constant) and whether the list
-  // may hold a spare. Only the receiver sets or clears that flag (under the
-  // list lock, in its own calls), so a copy refreshed after each of those
-  // calls is always exact, and step 10 reads the shared line only when
-  // there is something to give back. (Reading it, even a constant, after
-  // every message cost a producer that keeps writing the same line about a
-  // quarter of its throughput: docs/results.md.)
+  // itself changes it, or finds it missing), the slots per block, and
+  // three facts step 10 asks after nearly every message when the receiver
+  // keeps up. Two are constants of the channel: whether it keeps no block,
+  // and whether a drain can free a spare at all (only when fewer spares
+  // are kept after a drain than while messages flow: Retention::kKeepOne;
+  // under keep(n >= 2) the chain never holds more than a drain keeps). The
+  // third: whether the list may hold a spare. Only the receiver sets or
+  // clears that flag (under the list lock, in its own calls), so a copy
+  // refreshed after each of those calls is always exact. Step 10 thus
+  // reads the shared line only when it may free something. (Reading it,
+  // even a constant, after every message cost a producer that keeps
+  // writing the same line about a quarter of its throughput:
+  // docs/results.md.)
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
     bool keeps_none = false;
+    bool drain_frees_spares = false;
     bool may_have_spare = false;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    return {0, nullptr, slots(state), state.keeps_none(), false};
+    const Keep keep = state.keep(layout(state));
+    return {0, nullptr, slots(state), state.keeps_none(), keep.spares > keep.drained_spares, false};
   }
   // After a call of the receiver's that may have changed the spare flag
   // (advance_head, finish_block, release_spares, release_if_drained). The
@@ -181,9 +187,10 @@ struct ChannelOps {
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words; then the
     // cursor's copies, so a channel with nothing to give back does not
-    // either.
+    // either. (Skipping it under keep(n >= 2) changes nothing: there
+    // release_spares keeps every spare the chain can hold.)
     if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
-        (cursor.keeps_none || (!last_slot && cursor.may_have_spare)) &&
+        (cursor.keeps_none || (!last_slot && cursor.drain_frees_spares && cursor.may_have_spare)) &&
         index + 1 == state.tail_position()) {
       if (cursor.keeps_none) {
         (void)release_if_drained(state, cursor, 1);  // Retention::kKeepNone: every block goes

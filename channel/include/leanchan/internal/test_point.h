@@ -24,6 +24,9 @@ enum class TestPoint {
   // settle_locked: waiters were granted slots under the list lock; the
   // permit word has not been updated yet.
   kHandOffDecided,
+  // lock_list: the list lock was just taken (tests count the acquisitions
+  // a workload makes).
+  kListLocked,
 };
 
 // The hook, called on the thread that reaches a point. Set by tests only.

@@ -1,0 +1,62 @@
+// How often a receiver that keeps up takes the list lock. Step 10 (free a
+// spare when the channel drains mid-block) reads the shared line and takes
+// the lock only when a drain can free something: under Retention::keep(n)
+// with n >= 2 it never can (a drain keeps as many spares as the chain can
+// hold), so there it must not lock at all. Counted with the test-points
+// build's kListLocked point, on one thread, so the counts are exact bounds.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+
+#include "leanchan/channel.h"
+#include "leanchan/internal/test_point.h"
+
+namespace {
+
+using leanchan::internal::TestPoint;
+
+std::atomic<long> locks{0};
+
+void count(TestPoint point) {
+  if (point == TestPoint::kListLocked) locks.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Sends and receives `messages` one at a time (each receive drains the
+// channel, mid-block 7 times in 8), after a burst that leaves spares; returns
+// the list-lock acquisitions during the one-at-a-time part.
+long locks_while_keeping_up(leanchan::Retention retention, std::size_t messages) {
+  auto [tx, rx] = leanchan::channel<int, 8>(64, leanchan::ChannelOptions{retention});
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(tx.try_send(int{i}).ok());
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(rx.try_recv().value(), i);
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  for (std::size_t i = 0; i < messages; ++i) {
+    EXPECT_TRUE(tx.try_send(static_cast<int>(i)).ok());
+    EXPECT_EQ(rx.try_recv().value(), static_cast<int>(i));
+  }
+  leanchan::internal::test_point_hook.store(nullptr);
+  return locks.load();
+}
+
+// Per block of 8 messages: the sender numbers the next block (1 lock), the
+// receiver finishes one (1 lock), and under kKeepOne step 10 frees the spare
+// the finished block became (1 lock). Before the receiver kept the "a drain
+// can free a spare" constant, keep(n >= 2) also locked on every mid-block
+// drain while a spare was chained: about 9 locks per 8 messages.
+constexpr std::size_t kMessages = 800;
+
+TEST(ListLocks, KeepOneLocksAtMostThreeTimesPerBlock) {
+  EXPECT_LE(locks_while_keeping_up(leanchan::Retention::kKeepOne, kMessages),
+            kMessages / 8 * 3 + 3);
+}
+
+TEST(ListLocks, KeepTwoAndMoreDoNotLockOnAMidBlockDrain) {
+  for (unsigned n : {2u, 4u}) {
+    SCOPED_TRACE(n);
+    EXPECT_LE(locks_while_keeping_up(leanchan::Retention::keep(n), kMessages),
+              kMessages / 8 * 2 + 3);
+  }
+}
+
+}  // namespace
