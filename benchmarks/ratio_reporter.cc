@@ -1,6 +1,7 @@
 #include "ratio_reporter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,16 +49,57 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
       figure.items_per_second = it->second.value;
     }
     figure.real_time_ns = run.GetAdjustedRealTime();
-    figures_[suite][workload][design] = figure;
+    figures_[suite][workload][design].runs.push_back(figure);
     if (std::find(designs_.begin(), designs_.end(), design) == designs_.end()) {
       designs_.push_back(design);
     }
   }
 }
 
+RatioReporter::Figure RatioReporter::Figures::median() const {
+  std::vector<double> rates;
+  std::vector<double> times;
+  for (const Figure& run : runs) {
+    rates.push_back(run.items_per_second);
+    times.push_back(run.real_time_ns);
+  }
+  const auto middle = [](std::vector<double>& values) {
+    if (values.empty()) return 0.0;
+    std::sort(values.begin(), values.end());
+    const std::size_t half = values.size() / 2;
+    return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+  };
+  return {middle(rates), middle(times)};
+}
+
 void RatioReporter::PrintRatios() const {
   std::printf("\n## Ratios against %s (same run; > 1.00 means faster than %s)\n", baseline_.c_str(),
               baseline_.c_str());
+  // Designs in a fixed order whatever order they ran in (random with
+  // interleaved repetitions): by name, numbers compared as numbers (b4
+  // before b8 before b32).
+  std::vector<std::string> designs = designs_;
+  std::sort(designs.begin(), designs.end(), [](const std::string& a, const std::string& b) {
+    std::size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+          std::isdigit(static_cast<unsigned char>(b[j]))) {
+        std::size_t i_end = i, j_end = j;
+        while (i_end < a.size() && std::isdigit(static_cast<unsigned char>(a[i_end]))) ++i_end;
+        while (j_end < b.size() && std::isdigit(static_cast<unsigned char>(b[j_end]))) ++j_end;
+        const unsigned long x = std::stoul(a.substr(i, i_end - i));
+        const unsigned long y = std::stoul(b.substr(j, j_end - j));
+        if (x != y) return x < y;
+        i = i_end;
+        j = j_end;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  });
   for (const auto& [suite, workloads] : figures_) {
     // A suite with no baseline figure (the cache-line hand-off) has no ratios.
     bool has_baseline = false;
@@ -65,7 +107,7 @@ void RatioReporter::PrintRatios() const {
     if (!has_baseline) continue;
     std::printf("\n### %s\n\n| workload |", suite.c_str());
     std::vector<std::string> shown;
-    for (const std::string& design : designs_) {
+    for (const std::string& design : designs) {
       if (design == baseline_) continue;
       bool in_suite = false;  // a design measured only elsewhere gets no column
       for (const auto& entry : workloads) in_suite |= entry.second.count(design) != 0;
@@ -86,11 +128,13 @@ void RatioReporter::PrintRatios() const {
           std::printf(" |");
           continue;
         }
+        const Figure mine = it->second.median();
+        const Figure theirs = base->second.median();
         double ratio = 0;
-        if (base->second.items_per_second > 0 && it->second.items_per_second > 0) {
-          ratio = it->second.items_per_second / base->second.items_per_second;
-        } else if (it->second.real_time_ns > 0) {
-          ratio = base->second.real_time_ns / it->second.real_time_ns;
+        if (theirs.items_per_second > 0 && mine.items_per_second > 0) {
+          ratio = mine.items_per_second / theirs.items_per_second;
+        } else if (mine.real_time_ns > 0) {
+          ratio = theirs.real_time_ns / mine.real_time_ns;
         }
         std::printf(" %.2f |", ratio);
       }

@@ -28,13 +28,20 @@ class RatioReporter : public benchmark::ConsoleReporter {
     double items_per_second = 0;  // 0 when the suite measures time
     double real_time_ns = 0;
   };
+  // Every repetition of one benchmark (--benchmark_repetitions); the ratio
+  // uses their median, so one slow repetition (a vCPU moved, a neighbour
+  // ran) does not decide it.
+  struct Figures {
+    std::vector<Figure> runs;
+    Figure median() const;
+  };
   void report_progress(const std::vector<Run>& runs);
 
   std::string baseline_;
   long done_ = 0;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   // suite -> workload -> design -> figure
-  std::map<std::string, std::map<std::string, std::map<std::string, Figure>>> figures_;
+  std::map<std::string, std::map<std::string, std::map<std::string, Figures>>> figures_;
   std::vector<std::string> designs_;
 };
 
