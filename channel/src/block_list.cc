@@ -253,7 +253,9 @@ void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep) 
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     last->next = old;
-    rx_block_word_.fetch_or(kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
+    if (spares + 1 > keep.drained_spares) {
+      rx_block_word_.fetch_or(kSpareToFree, std::memory_order_relaxed);  // relaxed: under the lock
+    }
   } else {
     delete_block(old, layout);
   }
@@ -274,9 +276,9 @@ std::size_t BlockList::free_spares_locked(const BlockLayout& layout, std::size_t
       ++freed;
       spare = next;
     }
-    if (last_kept != tail) return freed;  // some are kept: the flag stays
   }
-  rx_block_word_.fetch_and(~kMayHaveSpare, std::memory_order_relaxed);  // relaxed: under the lock
+  // Every caller keeps at most what a drain keeps: nothing is left to free.
+  rx_block_word_.fetch_and(~kSpareToFree, std::memory_order_relaxed);  // relaxed: under the lock
   return freed;
 }
 
@@ -306,9 +308,9 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   // of the block before the sender's writes into it.
   lock_list();
   // relaxed: read only under the lock.
-  rx_block_word_.store((rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) |
-                           block_tag(block_number + 1),
-                       std::memory_order_relaxed);
+  rx_block_word_.store(
+      (rx_block_word_.load(std::memory_order_relaxed) & kSpareToFree) | block_tag(block_number + 1),
+      std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
   BlockHeader* head = head_.load(std::memory_order_relaxed);

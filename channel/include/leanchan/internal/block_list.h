@@ -13,7 +13,7 @@
 //                   covered) | [1] contended | [0] locked
 //   rx_block_word_  the receiver, under the lock / list-lock holders
 //                   bits: [29..0] tag of the block the receiver reads, as of
-//                   its last finished block | [30] it may keep a spare |
+//                   its last finished block | [30] a drain would free a spare |
 //                   [31] the receiver is gone
 //   head_           list-lock holders (the receiver retiring or releasing
 //                   blocks; the sender that opens a block into an empty
@@ -103,7 +103,8 @@ class BlockList {
   BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout,
                             const Keep& keep) noexcept;
   // Step 10: the channel looked drained; give back the spare blocks beyond
-  // the first `kept`. Returns how many were freed.
+  // the first `kept`, at most what a drained channel keeps
+  // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
   // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
@@ -122,9 +123,15 @@ class BlockList {
   std::uint32_t receiver_tag_locked() const noexcept {
     return rx_block_word_.load(std::memory_order_relaxed) & kTagMask;  // relaxed: under the lock
   }
-  bool may_have_spare() const noexcept {
+  // True if the chain may hold more spares than a drained channel keeps
+  // (Keep::drained_spares), so that a drain would free one. Set when a
+  // retired block makes it so, cleared when the extra spares are freed;
+  // a sender taking spares leaves it set (a drain then frees nothing).
+  // Never set under Retention::keep(n >= 2): there the chain holds at most
+  // what a drain keeps.
+  bool spare_to_free() const noexcept {
     // relaxed: written only under the lock by this (the receiver's) thread.
-    return (rx_block_word_.load(std::memory_order_relaxed) & kMayHaveSpare) != 0;
+    return (rx_block_word_.load(std::memory_order_relaxed) & kSpareToFree) != 0;
   }
   // The receiver goes: under the lock, clears the ready bits of the slots it
   // consumed (positions before `index`), so that the last handle destroys
@@ -151,7 +158,7 @@ class BlockList {
   void unlock_list() const noexcept;
 
  private:
-  static constexpr std::uint32_t kMayHaveSpare = std::uint32_t{1} << 30;
+  static constexpr std::uint32_t kSpareToFree = std::uint32_t{1} << 30;
   static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
 
   // Null if the allocation fails.

@@ -68,8 +68,9 @@ struct ChannelOps {
     return state.covers(block_tag(place(state.last_position_bound(), block_slots).block_number));
   }
   // Step 2b for a holder of fresh permits (a send, a reservation; by any
-  // path: the lock-free CAS, the queue, a notifier's grant): makes sure the blocks exist for every
-  // position they can be given, before any is claimed. False if an
+  // path: the lock-free CAS, the queue, a notifier's grant): makes sure the
+  // blocks exist for every position they can be given, before any is
+  // claimed. False if an
   // allocation failed: the caller gives the permits back and reports
   // kNoMemory. Lock-free unless a block must be numbered (once per block).
   static bool provide(ChannelState& state) noexcept {
@@ -97,36 +98,31 @@ struct ChannelOps {
   // The receiver's own view, kept in its handle so that taking a message
   // reads nothing from the shared control line but what it must: the next
   // position, the head block it reads (refreshed whenever the receiver
-  // itself changes it, or finds it missing), the slots per block, and
-  // three facts step 10 asks after nearly every message when the receiver
-  // keeps up. Two are constants of the channel: whether it keeps no block,
-  // and whether a drain can free a spare at all (only when fewer spares
-  // are kept after a drain than while messages flow: Retention::kKeepOne;
-  // under keep(n >= 2) the chain never holds more than a drain keeps). The
-  // third: whether the list may hold a spare. Only the receiver sets or
-  // clears that flag (under the list lock, in its own calls), so a copy
-  // refreshed after each of those calls is always exact. Step 10 thus
-  // reads the shared line only when it may free something. (Reading it,
-  // even a constant, after every message cost a producer that keeps
-  // writing the same line about a quarter of its throughput:
+  // itself changes it, or finds it missing), the slots per block, and the
+  // two facts step 10 asks after nearly every message when the receiver
+  // keeps up: whether the channel keeps no block (a constant) and whether
+  // a drain would free a spare (BlockList::spare_to_free). Only the
+  // receiver sets or clears that flag (under the list lock, in its own
+  // calls), so a copy refreshed after each of those calls is always exact.
+  // Step 10 thus reads the shared line only when it may free something.
+  // (Reading it, even a constant, after every message cost a producer that
+  // keeps writing the same line about a quarter of its throughput:
   // docs/results.md.)
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
     bool keeps_none = false;
-    bool drain_frees_spares = false;
-    bool may_have_spare = false;
+    bool spare_to_free = false;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    const Keep keep = state.keep(layout(state));
-    return {0, nullptr, slots(state), state.keeps_none(), keep.spares > keep.drained_spares, false};
+    return {0, nullptr, slots(state), state.keeps_none(), false};
   }
-  // After a call of the receiver's that may have changed the spare flag
+  // After a call of the receiver's that may have changed the flag
   // (advance_head, finish_block, release_spares, release_if_drained). The
   // flag's line was just written by this thread under the lock.
   static void refresh_spare(const ChannelState& state, Cursor& cursor) noexcept {
-    cursor.may_have_spare = state.may_have_spare();
+    cursor.spare_to_free = state.spare_to_free();
   }
 
   // Steps 7-8. Receiver thread only. The block holding the receiver's next
@@ -187,10 +183,9 @@ struct ChannelOps {
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words; then the
     // cursor's copies, so a channel with nothing to give back does not
-    // either. (Skipping it under keep(n >= 2) changes nothing: there
-    // release_spares keeps every spare the chain can hold.)
+    // either.
     if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
-        (cursor.keeps_none || (!last_slot && cursor.drain_frees_spares && cursor.may_have_spare)) &&
+        (cursor.keeps_none || (!last_slot && cursor.spare_to_free)) &&
         index + 1 == state.tail_position()) {
       if (cursor.keeps_none) {
         (void)release_if_drained(state, cursor, 1);  // Retention::kKeepNone: every block goes

@@ -186,7 +186,7 @@ class ChannelState {
   std::size_t drained_spares(const BlockLayout& layout) const noexcept {
     return keep(layout).drained_spares;
   }
-  bool may_have_spare() const noexcept { return blocks_.may_have_spare(); }
+  bool spare_to_free() const noexcept { return blocks_.spare_to_free(); }
   // Frees every block not needed for a message, if the channel is drained
   // at `index`; returns the receiver's index afterwards (block_list.h).
   // `own`: the permits of the receiver's own take, not yet released (0 or 1).
