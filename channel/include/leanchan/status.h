@@ -53,7 +53,7 @@ namespace internal {
 // a status is a 10-byte object GCC returns in two registers and shuffles
 // through stack copies of mismatched widths on every call, stalling store
 // forwarding: a send of an 8-byte message cost twice one of 24 bytes
-// (docs/results.md, "Where the time goes"). Here the success path writes
+// (docs/results.md, "Where a message's time goes"). Here the success path writes
 // the status only, and the value is moved only when there is one.
 template <class T, class Status, bool (*holds)(Status)>
 class StatusAndValue {
@@ -85,17 +85,34 @@ class StatusAndValue {
   }
   ~StatusAndValue() { destroy(); }
 
+  bool ok() const noexcept { return status_ == Status::kOk; }
+  Status status() const noexcept { return status_; }
+  // The value. Precondition: holds(status()).
+  T& value() & noexcept {
+    assert(holds(status_));
+    return value_;
+  }
+  const T& value() const& noexcept {
+    assert(holds(status_));
+    return value_;
+  }
+  T&& value() && noexcept {
+    assert(holds(status_));
+    return std::move(value_);
+  }
+
  protected:
   explicit StatusAndValue(Status status) noexcept : status_(status) {}
   StatusAndValue(Status status, T&& value) noexcept : status_(status) {
     construct(std::move(value));
   }
+
+ private:
   Status status_;
   union {
     T value_;  // alive iff holds(status_)
   };
 
- private:
   template <class... Args>
   void construct(Args&&... args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
     ::new (static_cast<void*>(std::addressof(value_))) T(std::forward<Args>(args)...);
@@ -128,22 +145,10 @@ class [[nodiscard]] SendResult
     return SendResult(status, std::move(value));
   }
 
-  bool ok() const noexcept { return this->status_ == SendStatus::kOk; }
-  SendStatus status() const noexcept { return this->status_; }
-
+  using Base::ok;
+  using Base::status;
   // The message handed back. Precondition: !ok().
-  T& value() & noexcept {
-    assert(!ok());
-    return this->value_;
-  }
-  const T& value() const& noexcept {
-    assert(!ok());
-    return this->value_;
-  }
-  T&& value() && noexcept {
-    assert(!ok());
-    return std::move(this->value_);
-  }
+  using Base::value;
 
  private:
   using Base::Base;
@@ -165,22 +170,10 @@ class [[nodiscard]] RecvResult
     return RecvResult(status);
   }
 
-  bool ok() const noexcept { return this->status_ == RecvStatus::kOk; }
-  RecvStatus status() const noexcept { return this->status_; }
-
+  using Base::ok;
+  using Base::status;
   // The message taken. Precondition: ok().
-  T& value() & noexcept {
-    assert(ok());
-    return this->value_;
-  }
-  const T& value() const& noexcept {
-    assert(ok());
-    return this->value_;
-  }
-  T&& value() && noexcept {
-    assert(ok());
-    return std::move(this->value_);
-  }
+  using Base::value;
 
  private:
   using Base::Base;
