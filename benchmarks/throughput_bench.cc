@@ -21,7 +21,6 @@
 // per message (docs/results.md, "Where the time goes").
 #include <benchmark/benchmark.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <string>
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include "adapters.h"
+#include "handoff.h"
 #include "ratio_reporter.h"
 
 namespace leanchan::bench {
@@ -108,43 +108,11 @@ void uncontended(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kBatch));
 }
 
-// Two threads take turns incrementing one counter on its own cache line:
-// each turn moves the line from one core to the other. Time per iteration:
-// a round trip, two moves; half of it is one hand-off, the floor under any
-// message passed between threads on this machine, whatever the channel. On
-// a VM it moves with where the two threads land (siblings of one core, or
-// two cores), so read it beside rows from the same run. (No custom
-// counter: Google Benchmark's CSV output needs the same counters in every
-// row.)
+// One round trip of a cache line between two threads per iteration
+// (handoff.h): half of it is one move, the floor under any message.
 void handoff(benchmark::State& state) {
-  struct alignas(64) Line {
-    std::atomic<std::uint64_t> turn{0};
-  };
-  Line line;
-  constexpr std::uint64_t kStop = ~std::uint64_t{0};
-  std::thread other([&line] {
-    for (std::uint64_t expected = 1;; expected += 2) {
-      std::uint64_t seen;
-      // acquire/release: a plain hand-off of the turn; relaxed would
-      // measure the same moves, but this is what a channel pays.
-      while ((seen = line.turn.load(std::memory_order_acquire)) != expected) {
-        if (seen == kStop) return;
-      }
-      line.turn.store(expected + 1, std::memory_order_release);
-    }
-  });
-  std::uint64_t next = 0;
-  for (auto _ : state) {
-    while (line.turn.load(std::memory_order_acquire) != next) {
-    }
-    line.turn.store(next + 1, std::memory_order_release);
-    next += 2;
-  }
-  // Each iteration above is two moves (there and back).
-  while (line.turn.load(std::memory_order_acquire) != next) {
-  }
-  line.turn.store(kStop, std::memory_order_release);
-  other.join();
+  CacheLineHandoff line;
+  for (auto _ : state) line.round_trip();
 }
 
 // Producer counts: 1 and 4, or LEANCHAN_BENCH_PRODUCERS (e.g. "1,2,4,8,15"

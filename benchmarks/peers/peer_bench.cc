@@ -11,7 +11,8 @@
 //     N round trips over two capacity-1 channels; prints
 //     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y checksum=Z
 //   leanchan-peer-bench --handoff --messages=N
-//     two threads pass one cache line back and forth N times (no channel);
+//     two threads pass one cache line back and forth N times, rounded up to
+//     an even count (no channel; benchmarks/handoff.h);
 //     prints mode=handoff messages=N one_way_ns=X: what moving a line from
 //     one thread's core to the other costs on this machine right now (on a
 //     VM it changes with where the threads land), the floor under every
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "adapters.h"
+#include "handoff.h"
 
 namespace leanchan::bench::peers {
 namespace {
@@ -142,8 +144,8 @@ Options parse(int argc, char** argv) {
 // The closed form of the sum (mod 2^64) of p << 32 | i over producers p and
 // messages i < m of each.
 std::uint64_t expected_checksum(std::uint64_t producers, std::uint64_t m) {
-  const std::uint64_t pairs_p = producers % 2 == 0 ? (producers / 2) * (producers - 1)
-                                                   : producers * ((producers - 1) / 2);
+  const std::uint64_t pairs_p =
+      producers % 2 == 0 ? (producers / 2) * (producers - 1) : producers * ((producers - 1) / 2);
   const std::uint64_t pairs_m = m % 2 == 0 ? (m / 2) * (m - 1) : m * ((m - 1) / 2);
   return ((pairs_p * m) << 32) + producers * pairs_m;
 }
@@ -242,33 +244,18 @@ Result pingpong(const Options& options) {
   return result;
 }
 
-// Two threads take turns on one counter, on its own cache line: every turn
-// moves the line to the other thread's core.
+// One cache line passed between two threads (handoff.h): `messages`
+// moves, both directions together, timed.
 int handoff(const Options& options) {
-  struct alignas(64) Line {
-    std::atomic<std::uint64_t> turn{0};
-  };
-  Line line;
-  const std::uint64_t n = options.messages;  // moves, both directions together
-  std::thread other([&line, n] {
-    for (std::uint64_t turn = 1; turn < n; turn += 2) {
-      // acquire/release: a plain hand-off, as a channel's is.
-      while (line.turn.load(std::memory_order_acquire) != turn) {
-      }
-      line.turn.store(turn + 1, std::memory_order_release);
-    }
-  });
+  const std::uint64_t round_trips = (options.messages + 1) / 2;
+  CacheLineHandoff line;
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint64_t turn = 0; turn < n; turn += 2) {
-    while (line.turn.load(std::memory_order_acquire) != turn) {
-    }
-    line.turn.store(turn + 1, std::memory_order_release);
-  }
-  other.join();
-  const auto end = std::chrono::steady_clock::now();
-  std::printf("mode=handoff messages=%llu one_way_ns=%.1f\n", static_cast<unsigned long long>(n),
-              std::chrono::duration<double, std::nano>(end - start).count() /
-                  static_cast<double>(n));
+  for (std::uint64_t i = 0; i < round_trips; ++i) line.round_trip();
+  const double nanoseconds =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  std::printf("mode=handoff messages=%llu one_way_ns=%.1f\n",
+              static_cast<unsigned long long>(round_trips * 2),
+              nanoseconds / static_cast<double>(round_trips * 2));
   return 0;
 }
 
@@ -281,21 +268,23 @@ int run_sized(const Options& options) {
                        : expected_checksum(options.producers, options.messages / options.producers);
   const double seconds = result.seconds > 0 ? result.seconds : 1e-9;
   if (options.pingpong) {
-    std::printf("design=%s mode=pingpong size=%llu messages=%llu seconds=%.6f "
-                "ns_per_roundtrip=%.1f checksum=%llu\n",
-                options.design.c_str(), static_cast<unsigned long long>(options.size),
-                static_cast<unsigned long long>(options.messages), seconds,
-                seconds * 1e9 / static_cast<double>(options.messages),
-                static_cast<unsigned long long>(result.checksum));
+    std::printf(
+        "design=%s mode=pingpong size=%llu messages=%llu seconds=%.6f "
+        "ns_per_roundtrip=%.1f checksum=%llu\n",
+        options.design.c_str(), static_cast<unsigned long long>(options.size),
+        static_cast<unsigned long long>(options.messages), seconds,
+        seconds * 1e9 / static_cast<double>(options.messages),
+        static_cast<unsigned long long>(result.checksum));
   } else {
-    std::printf("design=%s producers=%llu capacity=%llu size=%llu messages=%llu seconds=%.6f "
-                "msgs_per_sec=%.0f checksum=%llu\n",
-                options.design.c_str(), static_cast<unsigned long long>(options.producers),
-                static_cast<unsigned long long>(options.capacity),
-                static_cast<unsigned long long>(options.size),
-                static_cast<unsigned long long>(options.messages), seconds,
-                static_cast<double>(options.messages) / seconds,
-                static_cast<unsigned long long>(result.checksum));
+    std::printf(
+        "design=%s producers=%llu capacity=%llu size=%llu messages=%llu seconds=%.6f "
+        "msgs_per_sec=%.0f checksum=%llu\n",
+        options.design.c_str(), static_cast<unsigned long long>(options.producers),
+        static_cast<unsigned long long>(options.capacity),
+        static_cast<unsigned long long>(options.size),
+        static_cast<unsigned long long>(options.messages), seconds,
+        static_cast<double>(options.messages) / seconds,
+        static_cast<unsigned long long>(result.checksum));
   }
   if (result.checksum != expected) {
     std::fprintf(stderr, "leanchan-peer-bench: checksum mismatch for %s: got %llu, expected %llu\n",
@@ -309,14 +298,10 @@ int run_sized(const Options& options) {
 template <class Design>
 int run_design(const Options& options) {
   switch (options.size) {
-    case 8:
-      return run_sized<Design, 8>(options);
-    case 24:
-      return run_sized<Design, 24>(options);
-    case 128:
-      return run_sized<Design, 128>(options);
-    default:
-      return run_sized<Design, 1024>(options);
+    case 8: return run_sized<Design, 8>(options);
+    case 24: return run_sized<Design, 24>(options);
+    case 128: return run_sized<Design, 128>(options);
+    default: return run_sized<Design, 1024>(options);
   }
 }
 
@@ -338,7 +323,8 @@ int main(int argc, char** argv) {
   if (d == "moodycamel") return run_design<Moodycamel>(options);
 #else
   if (d == "moodycamel") {
-    std::fprintf(stderr, "leanchan-peer-bench: built without moodycamel (libconcurrentqueue-dev)\n");
+    std::fprintf(stderr,
+                 "leanchan-peer-bench: built without moodycamel (libconcurrentqueue-dev)\n");
     return 3;
   }
 #endif
