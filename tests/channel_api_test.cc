@@ -299,7 +299,7 @@ TEST(ChannelApi, CapacityAboveTheMaximumIsRejectedWithAClearMessage) {
     FAIL() << "an oversized capacity was accepted";
   } catch (const std::invalid_argument& error) {
     EXPECT_EQ(std::string(error.what()),
-              "leanchan::channel: capacity 268435457 exceeds leanchan::kMaxCapacity (268435456)");
+              "leanchan::channel: capacity 16777217 exceeds leanchan::kMaxCapacity (16777216)");
   }
   auto [tx, rx] = leanchan::channel<int>(leanchan::kMaxCapacity);  // the maximum itself is fine
   EXPECT_EQ(tx.max_capacity(), leanchan::kMaxCapacity);

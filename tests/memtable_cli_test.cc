@@ -58,7 +58,7 @@ TEST(MemtableCli, UnbuiltMessageSizeExitsTwo) {
 TEST(MemtableCli, CapacityZeroExitsTwo) {
   const CliResult run = run_memtable("--capacities=0");
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_NE(run.output.find("capacity must be between 1 and 268435456, got 0"), std::string::npos)
+  EXPECT_NE(run.output.find("capacity must be between 1 and 16777216, got 0"), std::string::npos)
       << run.output;
 }
 

@@ -136,7 +136,7 @@ TEST(Memtable, OptionsNameEachProblem) {
   };
   using Raw = leanchan::report::RawOptions;
   check([](Raw& r) { r.capacities = "16,0"; },
-        "--capacities: capacity must be between 1 and 268435456, got 0");
+        "--capacities: capacity must be between 1 and 16777216, got 0");
   check([](Raw& r) { r.capacities = "x"; }, "--capacities: 'x' is not a non-negative whole number");
   check([](Raw& r) { r.message_sizes = "100"; },
         "--message_sizes: message size 100 is not built into this report (built: 8, 24, 128, "

@@ -129,8 +129,10 @@ Options parse(int argc, char** argv) {
   if (options.producers < 1 || options.producers > 1024) {
     usage_error("--producers must be 1 to 1024");
   }
-  if (options.capacity < 1 || options.capacity > (std::uint64_t{1} << 30)) {
-    usage_error("--capacity must be 1 to 2^30");
+  // leanchan's limit (the other runners accept up to 2^30).
+  if (options.capacity < 1 || options.capacity > leanchan::kMaxCapacity) {
+    usage_error("--capacity must be 1 to " + std::to_string(leanchan::kMaxCapacity) +
+                " (leanchan::kMaxCapacity)");
   }
   if (options.messages % options.producers != 0) {
     usage_error("--messages must be a multiple of --producers");

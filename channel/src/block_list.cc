@@ -70,7 +70,7 @@ void BlockList::unlock_list() const noexcept {
   // moved it to the next block (see there).
   const std::uint32_t tag =
       tail == nullptr ? ((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask
-                      : tail->number.load(std::memory_order_relaxed);
+                      : tail->tag(std::memory_order_relaxed);
   // release: publishes the list (and the new tail tag) to the next holder and
   // to seqlock readers, whose acquire load of this word synchronizes with it.
   const std::uint32_t old = list_word_.exchange(tag << kTagShift, std::memory_order_release);
@@ -137,8 +137,8 @@ std::size_t BlockList::numbered_blocks_locked() const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  return std::size_t{tag_distance(tail->number.load(std::memory_order_relaxed),
-                                  head->number.load(std::memory_order_relaxed))} +
+  return std::size_t{tag_distance(tail->tag(std::memory_order_relaxed),
+                                  head->tag(std::memory_order_relaxed))} +
          1;
 }
 
@@ -155,14 +155,14 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   }
   lock_list();
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  if (tail == nullptr || tag_is_after(target, tail->number.load(std::memory_order_relaxed))) {
+  if (tail == nullptr || tag_is_after(target, tail->tag(std::memory_order_relaxed))) {
     // Unreachable while provisioning holds: the claimed position's block
     // was numbered before the claim. The position cannot be given back (the
     // receiver would wait for it forever), so number it now, or end.
 #if defined(LEANCHAN_EXPLORE)
     explore::report_violation("a sender claimed a position whose block was not numbered");
 #endif
-    if (!extend_locked(target, layout)) {
+    if (!extend_locked(target, layout, false)) {
       std::fputs("leanchan: internal error: no block for a claimed position\n", stderr);
       std::abort();
     }
@@ -171,15 +171,19 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   // Usually the tail is the target; otherwise the target lies between head
   // and tail (its unconsumed slot keeps the receiver from retiring it).
   BlockHeader* block = tail;
-  if (block->number.load(std::memory_order_relaxed) != target) {
+  if (block->tag(std::memory_order_relaxed) != target) {
     block = head_.load(std::memory_order_relaxed);
-    while (block->number.load(std::memory_order_relaxed) != target) block = block->next;
+    while (block->tag(std::memory_order_relaxed) != target) block = block->next;
   }
   unlock_list();
   return block;
 }
 
-bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout) noexcept {
+bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
+                              bool senders_wait) noexcept {
+  // A block that becomes the head here (5a, 5c) is the one the receiver
+  // reads next: it carries the want bit while a sender waits.
+  const std::uint32_t want = senders_wait ? kWantBit : 0;
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
     // 5a. The list is empty: at creation, or after release_if_drained freed
@@ -187,13 +191,14 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout) n
     // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
     tail = try_new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
     if (tail == nullptr) return false;
+    tail->number.fetch_or(want, std::memory_order_relaxed);  // relaxed: published with head_
     // release: see head(); the receiver may read head_ without the lock.
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
   // 5b. Extend the list one block at a time until the tail reaches the target.
   for (;;) {
-    const std::uint32_t tail_tag = tail->number.load(std::memory_order_relaxed);
+    const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
     if (!tag_is_after(target, tail_tag)) return true;
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
@@ -203,9 +208,9 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout) n
       // burst of n blocks without allocating; spares stay chained behind
       // it). No sender can hold it (none has an unconsumed slot there) and
       // the receiver reads `number` before `ready`, so zero the bits first,
-      // then renumber (release).
+      // then renumber (release), which also zeroes its consumed count.
       tail->ready.store(0, std::memory_order_relaxed);
-      tail->number.store(next_tag, std::memory_order_release);
+      tail->number.store(next_tag | want, std::memory_order_release);
       continue;
     }
     BlockHeader* next = tail->next;
@@ -232,7 +237,8 @@ std::size_t BlockList::spares_locked() const noexcept {
   return spares;
 }
 
-void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep) noexcept {
+void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep,
+                                   bool senders_wait) noexcept {
   // Recycling: the fully consumed head leaves the list; it joins the spares
   // behind the tail (at the end of their chain) while there are fewer than
   // keep.spares and the bound allows (never when the bound is 0:
@@ -241,6 +247,10 @@ void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep) 
   // relaxed: only the receiver calls this, and only the receiver reads
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
+  // The new head is the block the receiver reads next (a retired head
+  // always has a successor): it carries the want bit while a sender waits.
+  // relaxed RMW: under the lock; the receiver's add may race it.
+  if (senders_wait) old->next->number.fetch_or(kWantBit, std::memory_order_relaxed);
   BlockHeader* last = tail_block_.load(std::memory_order_relaxed);
   std::size_t spares = 0;
   while (last->next != nullptr) {
@@ -283,30 +293,33 @@ std::size_t BlockList::free_spares_locked(const BlockLayout& layout, std::size_t
 }
 
 BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                                     const Keep& keep) noexcept {
+                                     const Keep& keep, const Bound& bound) noexcept {
   // Step 8.
   lock_list();
+  const bool senders_wait = (bound.peek() & Bound::kSendersWaitBit) != 0;
   const std::uint32_t target = block_tag(block_number);
   for (;;) {
     BlockHeader* head = head_.load(std::memory_order_relaxed);
     if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed) ||
-        !tag_is_after(target, head->number.load(std::memory_order_relaxed))) {
+        !tag_is_after(target, head->tag(std::memory_order_relaxed))) {
       break;
     }
-    retire_head_locked(layout, keep);  // behind the receiver's index: fully consumed
+    // behind the receiver's index: fully consumed (and its permits given
+    // back by finish_block)
+    retire_head_locked(layout, keep, senders_wait);
   }
   BlockHeader* block = head_.load(std::memory_order_relaxed);
-  if (block != nullptr && block->number.load(std::memory_order_relaxed) != target) block = nullptr;
+  if (block != nullptr && block->tag(std::memory_order_relaxed) != target) block = nullptr;
   unlock_list();
   return block;
 }
 
-BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                                     const Keep& keep) noexcept {
-  // Step 9. Publishing the index under the lock is what lets a sender reuse
-  // this block in place (step 5c): the lock orders the receiver's moves out
-  // of the block before the sender's writes into it.
-  lock_list();
+BlockHeader* BlockList::finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
+                                            const Keep& keep, bool senders_wait) noexcept {
+  // Step 9, under the lock (the caller then gives the block's permits back
+  // in the same critical section). Publishing the index under the lock is
+  // what lets a sender reuse this block in place (step 5c): the lock orders
+  // the receiver's moves out of the block before the sender's writes into it.
   // relaxed: read only under the lock.
   rx_block_word_.store(
       (rx_block_word_.load(std::memory_order_relaxed) & kSpareToFree) | block_tag(block_number + 1),
@@ -314,9 +327,9 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
-  if (head->number.load(std::memory_order_relaxed) == block_tag(block_number)) {
+  if (head->tag(std::memory_order_relaxed) == block_tag(block_number)) {
     if (head != tail_block_.load(std::memory_order_relaxed)) {
-      retire_head_locked(layout, keep);
+      retire_head_locked(layout, keep, senders_wait);
     } else {
       // Drained to the end of the list: keep this block for in-place reuse
       // and give back the spares beyond keep.drained_spares (docs/design.md
@@ -324,9 +337,7 @@ BlockHeader* BlockList::finish_block(std::uint64_t block_number, const BlockLayo
       (void)free_spares_locked(layout, keep.drained_spares);
     }
   }
-  BlockHeader* after = head_.load(std::memory_order_relaxed);
-  unlock_list();
-  return after;
+  return head_.load(std::memory_order_relaxed);
 }
 
 std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kept) noexcept {
@@ -337,13 +348,57 @@ std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kep
   return freed;
 }
 
+std::uint32_t BlockList::owed_locked(std::uint16_t returned, std::uint32_t slots, bool raise_want,
+                                     std::uint16_t& position) noexcept {
+  BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
+  if (head == nullptr) {
+    position = returned;
+    return 0;
+  }
+  // acquire: pairs with the receiver's release add (ChannelOps::try_take),
+  // so the claims of the positions it took happen before this holder
+  // publishes them as given back (last_position_bound reads the claim
+  // counter after the published position). A relaxed RMW would do for the
+  // want bit alone: the RMWs on this word are totally ordered.
+  const std::uint32_t word = raise_want ? head->number.fetch_or(kWantBit, std::memory_order_acquire)
+                                        : head->number.load(std::memory_order_acquire);
+  const std::uint32_t taken = (word & kConsumedMask) >> kConsumedShift;
+  position = static_cast<std::uint16_t>((word & kTagMask) * slots + taken);
+  const std::uint32_t owed = static_cast<std::uint16_t>(position - returned);
+  // A finished head (kept for reuse in place) lies behind `returned`: the
+  // difference wraps, and nothing is owed. Otherwise owed < slots.
+  if (owed >= slots) {
+    position = returned;
+    return 0;
+  }
+  return owed;
+}
+
+void BlockList::clear_want_locked() noexcept {
+  BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
+  // relaxed RMW: the receiver's add may race it; nothing else rides on it.
+  if (head != nullptr) head->number.fetch_and(~kWantBit, std::memory_order_relaxed);
+}
+
 std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                            const Bound& bound, std::uint32_t own,
-                                            Atomic<std::uint16_t>& published,
-                                            std::size_t& freed) noexcept {
+                                            const Bound& bound, Atomic<std::uint16_t>& published,
+                                            std::size_t& freed, std::uint32_t& owed) noexcept {
+  owed = 0;
   // seq_cst: as tail_position(). A cheap look first: a sender claimed.
   if (tail_position_.load(std::memory_order_seq_cst) != index) return index;
   lock_list();
+  std::uint16_t position = 0;
+  const std::uint32_t taken =
+      owed_locked(published.load(std::memory_order_relaxed), layout.slots, false, position);
+  if (release_if_drained_locked(index, layout, bound, taken, published, freed)) owed = taken;
+  unlock_list();
+  return index;
+}
+
+bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
+                                          const Bound& bound, std::uint32_t taken,
+                                          Atomic<std::uint16_t>& published,
+                                          std::size_t& freed) noexcept {
   // The permits in use, read after a seq_cst RMW of the (locked) list
   // word that changes nothing: the lock's own RMW is only acquire, which
   // does not order the load after it on weak hardware. (A seq_cst fence
@@ -356,11 +411,11 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
   // lock. A permit this load sees may claim in the blocks it counted on:
   // keep them all.
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
-  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > own) {
-    unlock_list();
-    return index;
+  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > taken) {
+    return false;
   }
-  // No permit is in use, so no position is claimed or can be before this
+  // No permit is in use (but the receiver's `taken`, which the caller gives
+  // back after this position), so no position is claimed or can be before this
   // lock is released (a claim needs a permit, and a permit holder this load
   // missed provides under the lock): a plain store moves the claim counter
   // to the end of index's block (seq_cst, as claim_position), and every
@@ -389,8 +444,8 @@ std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayo
   }
   head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
   tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
-  unlock_list();
-  return boundary;
+  index = boundary;
+  return true;
 }
 
 void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
@@ -401,7 +456,7 @@ void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) 
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;
        block = block == tail ? nullptr : block->next) {
-    const std::uint32_t tag = block->number.load(std::memory_order_relaxed);
+    const std::uint32_t tag = block->tag(std::memory_order_relaxed);
     if (tag_is_after(current, tag)) {
       block->ready.store(0, std::memory_order_relaxed);  // fully consumed
     } else if (tag == current) {

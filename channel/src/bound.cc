@@ -188,13 +188,18 @@ void Bound::mutant_mark_waiting_after_unlock() noexcept {
 #endif
 
 PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
+  const PermitOutcome outcome = bound_.try_acquire(count, capacity_);
+  if (outcome != PermitOutcome::kFull) return outcome;
+  // Full as the word says; the receiver may have taken messages whose
+  // permits it has not given back yet.
+  give_back_taken();
   return bound_.try_acquire(count, capacity_);
 }
 
 PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
                                             void* value,
                                             ThreadWaitNode::PushFunction push) noexcept {
-  PermitOutcome outcome = try_acquire_permits(count);
+  PermitOutcome outcome = try_acquire_permits(count);  // collects what the receiver owes
   const int watch_rounds = deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
                                ? 0
                                : kPermitSpins + kPermitYields;
@@ -212,23 +217,30 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
     const std::uint32_t word = bound_.peek();
     if ((word & Bound::kSendersWaitBit) != 0) break;  // others queue already: join them
     if (Bound::used_of(word) + count <= capacity_ || (word & Bound::kClosedBit) != 0) {
-      outcome = try_acquire_permits(count);
+      outcome = bound_.try_acquire(count, capacity_);
     }
   }
   if (outcome != PermitOutcome::kFull) return outcome;
 
   // Queue (step 2). Under the lock, one CAS on the bound both checks for
   // room and announces the waiter (Bound::acquire_or_queue). No second
-  // word, no Dekker.
+  // word, no Dekker. Before it, what the receiver owes goes back, and the
+  // want bit goes up on its block in the same RMW (give_back_taken_locked):
+  // a take after that RMW sees the bit and gives its permit back under
+  // this lock, so it reaches this waiter; one before it is counted now.
   ThreadWaitNode waiter;
   waiter.node.kind = WaitNode::Kind::kSendThread;
   waiter.wanted = count;
   waiter.value = value;
   waiter.push = push;
   lock_list();
+  WaitNode* owed_woken = nullptr;
+  WaitNode* const owed_next = give_back_taken_locked(true, owed_woken);
   const Bound::Queueing queueing = bound_.acquire_or_queue(count, capacity_);
   if (queueing.outcome != PermitOutcome::kFull) {
     unlock_list();
+    wake_all(owed_woken);
+    nudge(owed_next);
     return queueing.outcome;
   }
   const std::uint32_t taken = queueing.taken;
@@ -240,6 +252,9 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   // watch when it becomes first (settle_locked's nudge).
   const bool first_in_line = waiters_.first_sender() == &waiter.node;
   unlock_list();
+  wake_all(owed_woken);
+  nudge(owed_next);
+  LEANCHAN_TEST_POINT(kSendThreadQueued);
 
   for (;;) {
     // Watch, then sleep, until the outcome is stored or the deadline passes.
@@ -273,6 +288,7 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
 }
 
 void ChannelState::release_permits(std::uint32_t count) noexcept {
+  LEANCHAN_TEST_POINT(kPermitsGivenBack);
 #if defined(LEANCHAN_EXPLORE)
   if (explore::mutant() == 2) {
     // The explorer's self-test: check, then subtract, as two steps. A
@@ -288,6 +304,61 @@ void ChannelState::release_permits(std::uint32_t count) noexcept {
   unlock_list();
   wake_all(woken);
   nudge(next);
+}
+
+void ChannelState::give_back_taken() noexcept {
+  lock_list();
+  WaitNode* woken = nullptr;
+  WaitNode* const next = give_back_taken_locked(false, woken);
+  // Nobody waits any more: the receiver need not look at the lock again.
+  if ((bound_.peek() & Bound::kSendersWaitBit) == 0) blocks_.clear_want_locked();
+  unlock_list();
+  wake_all(woken);
+  nudge(next);
+}
+
+WaitNode* ChannelState::give_back_taken_locked(bool raise_want, WaitNode*& woken) noexcept {
+  std::uint16_t position = 0;
+  const std::uint32_t owed =
+      blocks_.owed_locked(rx_position_.load(std::memory_order_relaxed), slots(), raise_want,
+                          position);  // relaxed: written only under the lock
+  if (owed == 0) return nullptr;
+  LEANCHAN_TEST_POINT(kPermitsGivenBack);
+  // seq_cst: before the permits go back (see last_position_bound): a
+  // sender that counts them as free reads this position or a later one.
+  rx_position_.store(position, std::memory_order_seq_cst);
+  return settle_locked(owed, woken);
+}
+
+BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
+                                        const BlockLayout& layout) noexcept {
+  lock_list();
+  BlockHeader* head = blocks_.finish_block_locked(block_number, layout, keep(layout),
+                                                  (bound_.peek() & Bound::kSendersWaitBit) != 0);
+  // Every slot of the block was taken: its permits not given back yet
+  // (at least the last slot's, which the receiver never counts) are this
+  // thread's to give back once the position below says so; nobody else
+  // can count them after it. relaxed load: written only under the lock.
+  const auto end = static_cast<std::uint16_t>((block_number + 1) * layout.slots);
+  const auto owed = static_cast<std::uint16_t>(end - rx_position_.load(std::memory_order_relaxed));
+  // Retention::kKeepNone: if that leaves nothing queued and no other
+  // permit in use, every block goes first (step 10, here so that these
+  // permits go back after it: a holder of one could otherwise keep the
+  // block alive).
+  if (keeps_none()) {
+    std::uint64_t index = (block_number + 1) * layout.slots;
+    std::size_t freed = 0;
+    if (blocks_.release_if_drained_locked(index, layout, bound_, owed, rx_position_, freed)) {
+      head = nullptr;
+    }
+  }
+  // release: before the permits go back (release_permits' seq_cst RMW), so
+  // a sender that takes one of them reads this position or a later one
+  // (see last_position_bound).
+  rx_position_.store(end, std::memory_order_release);
+  unlock_list();
+  release_permits(owed);  // after the block work: keeps the ceil(C/b)+1 bound
+  return head;
 }
 
 WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept {
@@ -392,7 +463,8 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
   }
 }
 
-std::uint32_t ChannelState::free_slots() const noexcept {
+std::uint32_t ChannelState::free_slots() noexcept {
+  give_back_taken();
   return bound_.free_slots(capacity_);
 }
 
@@ -417,17 +489,22 @@ void ChannelState::close() noexcept {
   wake_all(woken);
 }
 
-bool ChannelState::is_finished() const noexcept {
+bool ChannelState::is_finished() noexcept {
   // Senders first: once it reads 0 no reservation can ever be made again, so
   // a zero use count read afterwards is final. (Read the other way round, a
   // sender could reserve, send and leave between the two loads.)
   // seq_cst: these loads are the receiver's re-check after announcing a wait
   // (step 11) and pair with remove_sender's and release_permits' RMWs.
-  if (lifetime_.senders() == 0) {
-    return Bound::used_of(bound_.load_for_end_check()) == 0;
-  }
-  const std::uint32_t word = bound_.load_for_end_check();
-  return (word & Bound::kClosedBit) != 0 && Bound::used_of(word) == 0;
+  // Slots in use may be the receiver's own takes not given back yet: when
+  // that decides, they go back first (under the lock, so no giver is half
+  // way), and the word is read again.
+  const bool senderless = lifetime_.senders() == 0;
+  std::uint32_t word = bound_.load_for_end_check();
+  if (!senderless && (word & Bound::kClosedBit) == 0) return false;
+  if (Bound::used_of(word) == 0) return true;
+  give_back_taken();
+  word = bound_.load_for_end_check();
+  return Bound::used_of(word) == 0;
 }
 
 bool ChannelState::arm_send(WaitNode* node) noexcept {
@@ -455,15 +532,23 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
     return false;
   }
 #endif
-  // Linking and the waiting bit change in one critical section, so a
-  // release never sees one without the other.
+  // What the receiver owes goes back first, with the want bit raised on
+  // its block in the same RMW (as in acquire_permits). Linking and the
+  // waiting bit change in one critical section, so a release never sees
+  // one without the other.
+  WaitNode* owed_woken = nullptr;
+  WaitNode* const owed_next = give_back_taken_locked(true, owed_woken);
   if (bound_.room_or_closed_else_mark_waiting(capacity_)) {
     unlock_list();
+    wake_all(owed_woken);
+    nudge(owed_next);
     return true;  // closed, or room now: look again
   }
   node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.push_sender(node);
   unlock_list();
+  wake_all(owed_woken);
+  nudge(owed_next);
   LEANCHAN_TEST_POINT(kSendNotifierQueued);
   return false;
 }

@@ -24,8 +24,7 @@ constexpr int kWatchEndAfterLooks = spin_budget(4);
 
 }  // namespace
 
-bool ChannelState::watch_briefly(bool (*ready)(const void* context),
-                                 const void* context) const noexcept {
+bool ChannelState::watch_briefly(bool (*ready)(const void* context), const void* context) noexcept {
   // The pauses between looks double (1, 2, 4, ... 64), then the thread
   // yields: watching shared lines in a tight loop would slow the very
   // sender being waited for.
@@ -44,14 +43,14 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context),
 }
 
 bool ChannelState::provide(const BlockLayout& layout) noexcept {
-  // Under the lock the bound is computed afresh, and exactly: the receiver
-  // cannot leave its block (finish_block waits for the lock), so r lies in
-  // [first, first + slots] where `first` is the first position of the
-  // block rx_block_word_ names, and its low 16 bits pick r there. (The
-  // receiver publishes them before finish_block; a value from before it is
-  // inconsistent here and the block's end stands in: at most one block
-  // more.) release_if_drained (the only free of a block at or after r)
-  // waits for the lock too.
+  // Under the lock the bound is computed afresh, and exactly: r (the
+  // position up to which permits went back) moves only under the lock,
+  // and lies in [first, first + slots] where `first` is the first position
+  // of the block rx_block_word_ names (finish_block moves both together),
+  // so its low 16 bits pick r there. (A value outside is inconsistent and
+  // the block's end stands in: at most one block more.)
+  // release_if_drained (the only free of a block at or after r) waits for
+  // the lock too.
   lock_list();
   const std::uint32_t permits = bound_.permits_in_use();  // seq_cst, as last_position_bound
   const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
@@ -65,7 +64,8 @@ bool ChannelState::provide(const BlockLayout& layout) noexcept {
     receiver = first + slots < claimed ? first + slots : claimed;
   }
   const std::uint64_t last = receiver + permits - 1;
-  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout);
+  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout,
+                                        (bound_.peek() & Bound::kSendersWaitBit) != 0);
   unlock_list();
   return ok;
 }
@@ -85,18 +85,18 @@ void ChannelState::detach_receive_node() noexcept {
   unlock_list();
 }
 
-ChannelState* ChannelState::create(std::uint32_t capacity, Retention retention,
+ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
                                    std::pmr::memory_resource* resource) {
-  if (resource == nullptr) return new ChannelState(capacity, retention, false);
+  if (resource == nullptr) return new ChannelState(capacity, slots, retention, false);
   void* memory =
       resource->allocate(sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
-  auto* both =
-      ::new (memory) ChannelStateWithResource{ChannelState(capacity, retention, true), resource};
+  auto* both = ::new (memory)
+      ChannelStateWithResource{ChannelState(capacity, slots, retention, true), resource};
   return &both->state;
 }
 
 void ChannelState::destroy(ChannelState* state) noexcept {
-  if (!state->has_resource_) {
+  if (!state->has_resource()) {
     delete state;
     return;
   }
@@ -109,12 +109,12 @@ void ChannelState::destroy(ChannelState* state) noexcept {
 }
 
 std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
-  if (!has_resource_) return nullptr;
+  if (!has_resource()) return nullptr;
   return reinterpret_cast<const ChannelStateWithResource*>(this)->resource;
 }
 
 std::size_t ChannelState::control_bytes() const noexcept {
-  return has_resource_ ? sizeof(ChannelStateWithResource) : sizeof(ChannelState);
+  return has_resource() ? sizeof(ChannelStateWithResource) : sizeof(ChannelState);
 }
 
 std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {

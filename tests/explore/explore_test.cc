@@ -395,6 +395,57 @@ TEST(Explore, TwoSendNotifiersArmingWhileTheReceiverTakes) {
   });
 }
 
+// The receiver's batched give-backs: with 4-slot blocks its first three
+// takes of a block are only counted in the block's header. A blocked send
+// and a send notifier queue on the full channel (each raising the want bit
+// and collecting what is owed, under the lock) while the receiver takes two
+// messages mid-block and then waits for both senders: whichever comes
+// first, the two slots reach them (a slot left counted in the header until
+// the block's end would never come: the receiver takes nothing more until
+// they are done), and at the end every permit is back.
+TEST(Explore, WaitersAndMidBlockTakes) {
+  run_scenario("blocked send + send notifier vs mid-block takes, b=4, C=4", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 4>(4);
+    for (int i = 0; i < 4; ++i) check(tx.try_send(int{i}).ok(), "fill");
+    auto tx1 = tx;
+    auto tx2 = tx;
+    spawn([&tx1] { check(tx1.send(10).ok(), "blocked send"); });
+    spawn([&tx2] { send_with_notifier(tx2, 20); });
+    int sum = 0;
+    auto take = [&rx, &sum] {
+      auto value = rx.recv();
+      check(value.has_value(), "a message");
+      sum += value.value_or(1000);
+    };
+    take();
+    take();
+    join_all();
+    for (int i = 0; i < 4; ++i) take();
+    check(sum == 0 + 1 + 2 + 3 + 10 + 20, "each message once");
+    check(tx.capacity() == 4, "every slot came back");
+  });
+}
+
+// The last sender goes while the receiver owes the permits of its takes
+// (2 of a 4-slot block): the receiver must see the end, not sleep forever,
+// whichever order the drop, the takes and the end check run in.
+TEST(Explore, LastSenderDropWhileTakesAreOwed) {
+  run_scenario("last sender drop vs owed takes, b=4, C=4", 2, [] {
+    auto tx_rx = leanchan::channel<int, 4>(4);  // not bound: Clang 14 cannot capture a binding
+    auto& rx = tx_rx.second;
+    std::optional<leanchan::Sender<int, 4>> sender(std::move(tx_rx.first));
+    spawn([&sender] {
+      check(sender->send(1).ok(), "send");
+      check(sender->try_send(2).ok(), "try_send");
+      sender.reset();
+    });
+    int sum = 0;
+    while (auto value = rx.recv()) sum += *value;
+    join_all();
+    check(sum == 3, "both messages, then the end");
+  });
+}
+
 // A woken send waiter that is cancelled passes its slot on.
 TEST(Explore, WokenSendWaiterCancelled) {
   run_scenario("woken waiter cancelled", 2, [] {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <utility>
 
 #include "explorer.h"
 #include "leanchan/channel.h"
@@ -23,6 +24,10 @@ void expect_caught(const char* name, const leanchan::explore::Result& result) {
   EXPECT_FALSE(result.trace.empty());
 }
 
+// Both defects live in the lock-free release (ChannelState::release_permits),
+// which an unused permit's drop takes; the receiver gives its permits back
+// under the list lock, so the scenarios free the slot by dropping a permit.
+
 // Defect 1: a send notifier is linked under the lock but its waiting bit
 // is set after the lock is released. A release in between frees the slot
 // to the count instead of handing it over: the notifier is never fired.
@@ -31,11 +36,12 @@ TEST(ExploreMutant, NotifierAnnouncedOutsideTheCriticalSection) {
                 explore_with_env(
                     [] {
                       auto [tx, rx] = leanchan::channel<int, 1>(1);
-                      check(tx.try_send(0).ok(), "fill");
+                      auto permit = tx.try_reserve();
+                      check(static_cast<bool>(permit), "reserve the only slot");
                       auto tx2 = tx;
                       spawn([&tx2] { leanchan::explore_test::send_with_notifier(tx2, 1); });
-                      check(rx.recv() == 0, "first");
-                      check(rx.recv() == 1, "second");
+                      { auto dropped = std::move(permit); }  // the slot goes back unused
+                      check(rx.recv() == 1, "the notifier's send");
                       join_all();
                     },
                     1));
@@ -49,11 +55,12 @@ TEST(ExploreMutant, ReleaseMissesAWaiterAnnouncingAtTheSameMoment) {
                 explore_with_env(
                     [] {
                       auto [tx, rx] = leanchan::channel<int, 1>(1);
-                      check(tx.try_send(0).ok(), "fill");
+                      auto permit = tx.try_reserve();
+                      check(static_cast<bool>(permit), "reserve the only slot");
                       auto tx2 = tx;
                       spawn([&tx2] { check(tx2.send(1).ok(), "send"); });
-                      check(rx.recv() == 0, "first");
-                      check(rx.recv() == 1, "second");
+                      { auto dropped = std::move(permit); }  // the slot goes back unused
+                      check(rx.recv() == 1, "the blocked send");
                       join_all();
                     },
                     2));

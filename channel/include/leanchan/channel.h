@@ -101,8 +101,10 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   internal::validate_capacity(capacity);
   internal::validate_retention(options.retention);
-  auto* state = internal::ChannelState::create(static_cast<std::uint32_t>(capacity),
-                                               options.retention, options.memory);
+  auto* state = internal::ChannelState::create(
+      static_cast<std::uint32_t>(capacity),
+      static_cast<std::uint32_t>(std::min<std::size_t>(capacity, BlockSize)), options.retention,
+      options.memory);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
 // channel<T, B>(capacity, Retention::kKeepNone): the same, with the default memory.

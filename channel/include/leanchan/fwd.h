@@ -9,10 +9,11 @@
 
 namespace leanchan {
 
-// The largest capacity a channel accepts: 2^28 messages. (Block numbers are
-// kept modulo 2^30 in a 16-byte header; this bound keeps any two live blocks
-// less than 2^29 apart, so the wrapped numbers order them unambiguously.)
-inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 28;
+// The largest capacity a channel accepts: 2^24 messages. (Block numbers are
+// kept modulo 2^26 in a 16-byte header, whose word also carries the
+// receiver's progress in the block; this bound keeps any two live blocks
+// less than 2^25 apart, so the wrapped numbers order them unambiguously.)
+inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 24;
 
 // The block size used when none is given: about 512 bytes of slots, between
 // 1 and 32 slots: clamp(512 / sizeof(T), 1, 32). So 8-byte messages get 32

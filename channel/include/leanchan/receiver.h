@@ -220,7 +220,7 @@ class Receiver {
     internal::ChannelState& state = *this->state();
     const internal::BlockLayout layout = Ops::layout(state);
     std::size_t freed = state.release_spares(layout, 0);
-    freed += Ops::release_if_drained(state, cursor_, 0);
+    freed += Ops::release_if_drained(state, cursor_);
     return freed * layout.bytes;
   }
 

@@ -6,7 +6,11 @@
 //
 //   offset 0   next    BlockHeader*   successor in the list (list lock)
 //   offset 8   ready   atomic<u32>    bit i: slot i written and published
-//   offset 12  number  atomic<u32>    block number mod 2^30 (its "tag")
+//   offset 12  number  atomic<u32>    [25..0]  block number mod 2^26 (its "tag")
+//                                     [30..26] slots the receiver took here
+//                                              and kept the permits of
+//                                              (0..b-1; see "consumed")
+//                                     [31]     a sender waits for a permit
 //   offset 16  slots   b * sizeof(T), b = min(BlockSize, capacity)
 //                      (16 grows only for alignof(T) > 16)
 #ifndef LEANCHAN_INTERNAL_BLOCK_H_
@@ -22,11 +26,20 @@
 
 namespace leanchan::internal {
 
-// Block numbers are stored modulo 2^30. Two blocks compared by the channel are
-// never more than ceil(kMaxCapacity / 1) + 2 = 2^28 + 2 apart, far below 2^29,
+// Block numbers are stored modulo 2^26. Two blocks compared by the channel are
+// never more than ceil(kMaxCapacity / 1) + 2 = 2^24 + 2 apart, far below 2^25,
 // so the wrapped difference tells order without ambiguity.
-inline constexpr std::uint32_t kTagBits = 30;
+inline constexpr std::uint32_t kTagBits = 26;
 inline constexpr std::uint32_t kTagMask = (std::uint32_t{1} << kTagBits) - 1;
+// The rest of a block's `number` word: the receiver's count of slots taken
+// and not yet given back to the bound (5 bits: a block's last slot is
+// never counted there, see ChannelOps::try_take), and the "a sender waits"
+// bit (ChannelState::collect_locked).
+inline constexpr std::uint32_t kConsumedShift = kTagBits;
+inline constexpr std::uint32_t kConsumedUnit = std::uint32_t{1} << kConsumedShift;
+inline constexpr std::uint32_t kConsumedMask = std::uint32_t{31} << kConsumedShift;
+inline constexpr std::uint32_t kWantBit = std::uint32_t{1} << 31;
+static_assert(kConsumedMask < kWantBit && (kConsumedMask & kTagMask) == 0);
 
 constexpr std::uint32_t block_tag(std::uint64_t block_number) noexcept {
   return static_cast<std::uint32_t>(block_number) & kTagMask;
@@ -49,9 +62,21 @@ struct BlockHeader {
   // the value); the list-lock holder zeroes it when the block is reused.
   // Reader: the receiver, with acquire, before it moves a value out.
   Atomic<std::uint32_t> ready{0};
-  // Written only under the list lock (release). Read by the receiver without
-  // the lock (acquire) and by senders only under the lock.
+  // The tag (low 26 bits): written only under the list lock (release), when
+  // the block is numbered, which also zeroes the other fields (or sets the
+  // want bit). Read by the receiver without the lock (acquire) and by
+  // senders only under the lock.
+  // The consumed count: the receiver adds one (an RMW) for each slot it
+  // takes in its current block, except the last; list-lock holders read it
+  // to give those slots' permits back (ChannelState::collect_locked).
+  // The want bit: set under the list lock (an RMW) while a sender waits;
+  // the receiver's add returns it.
   Atomic<std::uint32_t> number{0};
+
+  // The tag alone (the other fields masked off).
+  std::uint32_t tag(std::memory_order order) const noexcept {
+    return number.load(order) & kTagMask;
+  }
 };
 static_assert(sizeof(BlockHeader) == 16,
               "leanchan: a block header must stay 16 bytes (docs/memory.md)");

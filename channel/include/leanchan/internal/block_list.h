@@ -78,9 +78,10 @@ class BlockList {
   bool covers(std::uint32_t tag) const noexcept;
   // Step 2b under the lock: numbers blocks (reusing the drained head in
   // place, then spares, then allocating) until the tail is numbered `tag`.
+  // A block that becomes the head gets the want bit if `senders_wait`.
   // False if an allocation fails; the blocks numbered so far stay (they are
   // consistent, and later claims use them).
-  bool extend_locked(std::uint32_t tag, const BlockLayout& layout) noexcept;
+  bool extend_locked(std::uint32_t tag, const BlockLayout& layout, bool senders_wait) noexcept;
 
   // ---- The receiver (steps 7-10) ----------------------------------------------
   BlockHeader* head() const noexcept {
@@ -95,29 +96,50 @@ class BlockList {
   }
   // Step 8: makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.
-  // `keep`: what a retired block may become (a spare, or freed).
-  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                            const Keep& keep) noexcept;
-  // Step 9: the receiver took the last slot of block `block_number`.
-  // Returns the head block afterwards (the receiver caches it).
-  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout,
-                            const Keep& keep) noexcept;
+  // `keep`: what a retired block may become (a spare, or freed). A new
+  // head gets the want bit if the bound says a sender waits.
+  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout, const Keep& keep,
+                            const Bound& bound) noexcept;
+  // Step 9, under the lock: the receiver took the last slot of block
+  // `block_number`. Returns the head block afterwards (the receiver caches
+  // it). The caller gives the block's permits back before unlocking.
+  BlockHeader* finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
+                                   const Keep& keep, bool senders_wait) noexcept;
+  // Under the lock: how many slots the receiver took in its block (the
+  // head) whose permits have not gone back yet: its position there minus
+  // `returned`, the position (low 16 bits) up to which they went back.
+  // Sets `position` to the receiver's position (low 16 bits). With
+  // `raise_want`, the same RMW sets the head's want bit, so that a take
+  // after it sees the bit and one before it is counted here. 0 if there
+  // is no head, or if the head is a finished block (its permits all went
+  // back when it was finished). O(1).
+  std::uint32_t owed_locked(std::uint16_t returned, std::uint32_t slots, bool raise_want,
+                            std::uint16_t& position) noexcept;
+  // Under the lock: clears the head's want bit (no sender waits any more).
+  void clear_want_locked() noexcept;
   // Step 10: the channel looked drained; give back the spare blocks beyond
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
   // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
-  // permit is in use but the receiver's own `own` (taken, not yet
-  // released), moves the claim counter to the end of index's block, tells
-  // senders the receiver's new position (`published`, its low 16 bits; see
-  // ChannelState::last_position_bound) and frees every block, spares
-  // included. Returns the receiver's new index: the block boundary, or
-  // `index` unchanged if it was not drained; adds the blocks freed to
-  // `freed`. O(blocks freed).
+  // permit is in use but those of slots the receiver took and has not
+  // given back (owed_locked), moves the claim counter to the end of
+  // index's block, tells senders that permits went back up to there
+  // (`published`, its low 16 bits; see ChannelState::last_position_bound)
+  // and frees every block, spares included; `owed` is then the count of
+  // permits the caller must give back (after the unlock), else 0. Returns
+  // the receiver's new index: the block boundary, or `index` unchanged if
+  // it was not drained; adds the blocks freed to `freed`. O(blocks freed).
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                   const Bound& bound, std::uint32_t own,
-                                   Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
+                                   const Bound& bound, Atomic<std::uint16_t>& published,
+                                   std::size_t& freed, std::uint32_t& owed) noexcept;
+  // Its body, for a caller that holds the lock and knows the permits the
+  // receiver holds (`taken`): true if it released (then `index` is the
+  // boundary, and the caller gives `taken` permits back after the unlock).
+  bool release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
+                                 const Bound& bound, std::uint32_t taken,
+                                 Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
   // The tag of the block the receiver reads, as of its last finished block
   // (or release_if_drained). Under the lock.
   std::uint32_t receiver_tag_locked() const noexcept {
@@ -164,7 +186,7 @@ class BlockList {
   // Null if the allocation fails.
   static BlockHeader* try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
-  void retire_head_locked(const BlockLayout& layout, const Keep& keep) noexcept;
+  void retire_head_locked(const BlockLayout& layout, const Keep& keep, bool senders_wait) noexcept;
   std::size_t free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept;
   std::size_t spares_locked() const noexcept;
   std::size_t live_blocks_locked() const noexcept;

@@ -133,7 +133,7 @@ struct ChannelOps {
     BlockHeader* block = cursor.head;
     // acquire: pairs with the release renumbering of a block reused in place
     // (step 5c), so the zeroed ready bits are seen before the new ones.
-    if (block != nullptr && block->number.load(std::memory_order_acquire) == block_tag(number)) {
+    if (block != nullptr && block->tag(std::memory_order_acquire) == block_tag(number)) {
       return block;
     }
     // Nothing claimed past the index: nothing to take, and no lock needed.
@@ -173,41 +173,50 @@ struct ChannelOps {
     stored->~T();
     cursor.index = index + 1;
     const bool last_slot = slot == block_slots - 1;
-    // For provisioning (step 2b); before finish_block, so that under the
-    // list lock the published position is always within the receiver's block.
-    state.publish_receiver_position(index + 1);
+    bool wanted = false;
     if (last_slot) {
-      cursor.head = state.finish_block(number, layout(state, block_slots));  // step 9
+      // Step 9, which also gives back the block's permits.
+      cursor.head = state.finish_block(number, layout(state, block_slots));
       refresh_spare(state, cursor);
+    } else {
+      // The slot's permit is not given back now: it is counted in the
+      // block's header, a line this thread already reads and senders write
+      // only while the receiver shares their block (ChannelState::
+      // give_back_taken). release: a list-lock holder that reads the count
+      // (acquire) and publishes the positions as given back also publishes
+      // their claims (last_position_bound). The RMW returns the want bit:
+      // a sender that raised it before this add waits for this permit.
+      wanted = (block->number.fetch_add(kConsumedUnit, std::memory_order_release) & kWantBit) != 0;
     }
     // Step 10. The next slot's bit (already read, from this block's line) is
     // checked first, so a deep queue never reads the shared words; then the
     // cursor's copies, so a channel with nothing to give back does not
     // either.
-    if ((last_slot || (bits & (std::uint32_t{2} << slot)) == 0) &&
-        (cursor.keeps_none || (!last_slot && cursor.spare_to_free)) &&
-        index + 1 == state.tail_position()) {
+    // (After a block's last slot, finish_block did it.)
+    if (!last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
+        (cursor.keeps_none || cursor.spare_to_free) && index + 1 == state.tail_position()) {
       if (cursor.keeps_none) {
-        (void)release_if_drained(state, cursor, 1);  // Retention::kKeepNone: every block goes
+        (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
       } else {
         const BlockLayout block_layout = layout(state, block_slots);
         (void)state.release_spares(block_layout, state.drained_spares(block_layout));
         refresh_spare(state, cursor);
       }
     }
-    state.release_permits(1);  // after the block work: keeps the ceil(C/b)+1 bound
+    // A sender waits: the permits go back now (after the block work, as
+    // finish_block's: keeps the ceil(C/b)+1 bound).
+    if (wanted) state.give_back_taken();
     return true;
   }
 
   // Receiver thread only. If nothing is claimed past the receiver's index
-  // and no sender holds a permit, frees every block (the next message starts
-  // a fresh one) and moves the index to the block boundary the claim
-  // counter moved to. `own`: 1 while finishing a take whose permit is
-  // released afterwards, else 0. Returns the blocks freed.
-  static std::size_t release_if_drained(ChannelState& state, Cursor& cursor,
-                                        std::uint32_t own) noexcept {
+  // and no sender holds a permit (the receiver's own takes not given back
+  // aside: they go back), frees every block (the next message starts a
+  // fresh one) and moves the index to the block boundary the claim counter
+  // moved to. Returns the blocks freed.
+  static std::size_t release_if_drained(ChannelState& state, Cursor& cursor) noexcept {
     std::size_t freed = 0;
-    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), own, freed);
+    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), freed);
     cursor.head = state.head();  // the block it cached may be gone
     refresh_spare(state, cursor);
     return freed;
@@ -239,7 +248,7 @@ struct ChannelOps {
   static bool may_be_ready(const ChannelState& state, const Cursor& cursor) noexcept {
     const BlockHeader* block = cursor.head;
     const auto [number, slot] = place(cursor.index, cursor.slots);
-    if (block != nullptr && block->number.load(std::memory_order_relaxed) == block_tag(number)) {
+    if (block != nullptr && block->tag(std::memory_order_relaxed) == block_tag(number)) {
       return (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0;
     }
     return state.tail_position() != cursor.index;

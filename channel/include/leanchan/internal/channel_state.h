@@ -40,8 +40,9 @@ class ChannelState {
  public:
   // Makes a control block: 64 bytes from the global operator new, or, with a
   // memory resource, 64 + 8 bytes from it (the resource pointer follows the
-  // state). Throws what the allocation throws (std::bad_alloc).
-  static ChannelState* create(std::uint32_t capacity, Retention retention,
+  // state). `slots`: the slots per block (1..32). Throws what the
+  // allocation throws (std::bad_alloc).
+  static ChannelState* create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
                               std::pmr::memory_resource* resource);
   // Frees it where it came from. The last handle only, blocks already freed.
   static void destroy(ChannelState* state) noexcept;
@@ -58,6 +59,10 @@ class ChannelState {
   // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
   // kFull whenever a sender waits in the queue: freed slots are theirs.
+  // Finding the bound full, it first collects the permits of messages the
+  // receiver took and has not given back yet (give_back_taken), so it
+  // fails only when `count` slots are really in use. Lock-free unless the
+  // bound looks full.
   PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
   // Takes `count` slots, waiting in the FIFO queue while they are not
   // there, until `deadline` (null: forever).
@@ -72,12 +77,19 @@ class ChannelState {
                                    const Deadline* deadline) noexcept {
     return acquire_permits(1, deadline, value, push);
   }
-  // Gives `count` slots back (messages taken, permits dropped unused, a
-  // cancelled waiter's grant): to the waiting senders first, oldest first,
-  // then to the free count. Takes no lock unless a sender waits.
+  // Gives `count` slots back (permits dropped unused, a cancelled waiter's
+  // grant): to the waiting senders first, oldest first, then to the free
+  // count. Takes no lock unless a sender waits.
   void release_permits(std::uint32_t count) noexcept;
-  // Free slots right now (a snapshot).
-  std::uint32_t free_slots() const noexcept;
+  // The receiver does not give a permit back per message: it counts the
+  // slots it took in its block's header (ChannelOps::try_take) and gives
+  // them back at the block's end (finish_block), when a sender waits (the
+  // want bit), and when anyone finds the bound full. This does it now:
+  // under the list lock, the permits of every slot the receiver took go
+  // back as release_permits would. Any thread. O(1) plus the senders woken.
+  void give_back_taken() noexcept;
+  // Free slots right now (a snapshot; gives back what the receiver took).
+  std::uint32_t free_slots() noexcept;
   bool is_closed() const noexcept {
     // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
     return bound_.is_closed();
@@ -86,8 +98,9 @@ class ChannelState {
   // closed watcher (their partial grants go back to the free count).
   void close() noexcept;
   // True when nothing is queued and nothing can arrive: closed or senderless,
-  // with no queued message and no outstanding permit.
-  bool is_finished() const noexcept;
+  // with no queued message and no outstanding permit. Receiver thread (it
+  // gives back what it took first, when that decides).
+  bool is_finished() noexcept;
 
   // Send notifiers (kSend nodes). arm_send: true, without queueing, if the
   // node holds a grant, a slot is free now, or the channel is closed; else
@@ -116,20 +129,23 @@ class ChannelState {
   }
   // ---- Provisioning, step 2b (block_list.h "Provisioning") ----------------
   // A bound on the last position a permit in use can be given: the
-  // receiver's position r (the oldest permit's is r or r - 1) plus the
-  // permits in use, minus one. Senders cannot read r; the receiver
-  // publishes its low 16 bits on every take, and the claim counter is
-  // never more than `permits` ahead of r, so below 2^16 - 1 permits the
-  // pair gives r exactly; otherwise the claim counter stands in for r (a
-  // larger bound: more blocks, never fewer; provide, under the lock,
-  // narrows it again). Precondition: the caller holds a permit.
+  // position r up to which permits went back (every position before it was
+  // taken and its permit returned) plus the permits in use, minus one.
+  // Senders read r's low 16 bits (rx_position_, written under the list
+  // lock by whoever gives permits back, before it gives them), and the
+  // claim counter is never more than `permits` ahead of r, so below
+  // 2^16 - 1 permits the pair gives r exactly; otherwise the claim counter
+  // stands in for r (a larger bound: more blocks, never fewer; provide,
+  // under the lock, narrows it again). Precondition: the caller holds a
+  // permit.
   std::uint64_t last_position_bound() const noexcept {
     // seq_cst: the permits first (a permit counted here is covered by what
-    // the caller numbers); then the receiver's published position: its
-    // acquire half pairs with the receiver's release store, made after the
-    // claims of the positions it took, so the claim counter read next is at
-    // least that position; seq_cst orders it after this holder's permit
-    // and against release_if_drained's store (see there).
+    // the caller numbers); then the published position: its acquire half
+    // pairs with the giver's seq_cst store, which happens after the claims
+    // of the positions it covers (the receiver's release add, the giver's
+    // acquire read of it: BlockList::owed_locked), so the claim counter read
+    // next is at least that position; seq_cst orders it after this
+    // holder's permit and against release_if_drained's store (see there).
     const std::uint32_t permits = bound_.permits_in_use();
     const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
     const std::uint64_t claimed = blocks_.tail_position();
@@ -145,30 +161,28 @@ class ChannelState {
   // if an allocation failed: the caller gives its permits back
   // (kNoMemory); nothing was claimed.
   bool provide(const BlockLayout& layout) noexcept;
-  // The receiver's position as senders see it (its low 16 bits). Receiver
-  // thread only, after a take (before the block work and before its permit
-  // is released). release: see last_position_bound.
-  void publish_receiver_position(std::uint64_t next) noexcept {
-    rx_position_.store(static_cast<std::uint16_t>(next), std::memory_order_release);
-  }
 
   // Step 6: after publishing, wakes the receiver if it sleeps (or fires its
   // notifier).
   void notify_receiver() noexcept { signal_.notify(waiters_); }
 
   // ---- Receiving (steps 7-10); receiver thread only ------------------------
-  // The receiver's own index lives in the Receiver handle, so that taking a
-  // message writes nothing to this shared cache line but the permit word.
-  // The channel learns the receiver's progress once per block (step 9).
+  // The receiver's own index lives in the Receiver handle, and the count of
+  // what it took in its block lives in that block's header, so that taking
+  // a message writes nothing to this shared cache line. The channel learns
+  // the receiver's progress once per block (step 9), or when a sender
+  // asks (give_back_taken).
   BlockHeader* tail_block() const noexcept { return blocks_.tail_block(); }
   BlockHeader* head() const noexcept { return blocks_.head(); }
   std::uint64_t tail_position() const noexcept { return blocks_.tail_position(); }
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.advance_head(block_number, layout, keep(layout));
+    return blocks_.advance_head(block_number, layout, keep(layout), bound_);
   }
-  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-    return blocks_.finish_block(block_number, layout, keep(layout));
-  }
+  // Step 9: the receiver took the last slot of block `block_number`: under
+  // the lock, retires it (or keeps it for reuse) and then gives back the
+  // permits of its slots not given back yet (after the block work: keeps
+  // the ceil(C/b)+1 bound). Returns the head afterwards.
+  BlockHeader* finish_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
   // What the list may keep (Retention, leanchan/fwd.h): spares while
   // messages flow (1, or n - 1 for keep(n)), spares after a drain (n - 1),
   // within ceil(C/b) + 1 live blocks (docs/design.md invariant 6); nothing
@@ -188,11 +202,15 @@ class ChannelState {
   }
   bool spare_to_free() const noexcept { return blocks_.spare_to_free(); }
   // Frees every block not needed for a message, if the channel is drained
-  // at `index`; returns the receiver's index afterwards (block_list.h).
-  // `own`: the permits of the receiver's own take, not yet released (0 or 1).
+  // at `index` (the permits the receiver owes aside, which then go back);
+  // returns the receiver's index afterwards (block_list.h).
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                   std::uint32_t own, std::size_t& freed) noexcept {
-    return blocks_.release_if_drained(index, layout, bound_, own, rx_position_, freed);
+                                   std::size_t& freed) noexcept {
+    std::uint32_t owed = 0;
+    const std::uint64_t next =
+        blocks_.release_if_drained(index, layout, bound_, rx_position_, freed, owed);
+    if (owed != 0) release_permits(owed);  // after the block work and the position
+    return next;
   }
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
     blocks_.forget_consumed(index, layout);
@@ -204,7 +222,7 @@ class ChannelState {
   // if the channel has ended (is_finished). The end is not asked at once:
   // it reads the shared line, and a receiver that keeps up watches after
   // nearly every message.
-  bool watch_briefly(bool (*ready)(const void* context), const void* context) const noexcept;
+  bool watch_briefly(bool (*ready)(const void* context), const void* context) noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
   void announce_receiver_wait() noexcept { signal_.announce_wait(); }
@@ -257,6 +275,11 @@ class ChannelState {
   // WaitNode::next and woken by wake_all after the lock is released.
   // Returns a queued thread waiter to wake early (now first in line), or null.
   WaitNode* settle_locked(std::uint32_t count, WaitNode*& woken) noexcept;
+  // Under the lock: the permits the receiver owes (BlockList::owed_locked)
+  // are published as given back and settled (settle_locked); returns what
+  // settle_locked returns. With `raise_want`, the head's want bit is set in
+  // the same step (a sender about to queue).
+  WaitNode* give_back_taken_locked(bool raise_want, WaitNode*& woken) noexcept;
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
@@ -268,16 +291,24 @@ class ChannelState {
   ReceiverSignal signal_;  // the receiver's wait and notifier
   WaiterQueue waiters_;    // waiting senders and watchers
   Lifetime lifetime_;      // sender and handle counts
-  ChannelState(std::uint32_t capacity, Retention retention, bool has_resource) noexcept
+  ChannelState(std::uint32_t capacity, std::uint32_t slots, Retention retention,
+               bool has_resource) noexcept
       : capacity_(capacity),
         kept_blocks_(static_cast<std::uint8_t>(retention.blocks())),
-        has_resource_(has_resource) {}
+        shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0))) {}
+
+  static constexpr std::uint8_t kHasResource = 0x80;
+  std::uint32_t slots() const noexcept { return shape_ & 0x3F; }
+  bool has_resource() const noexcept { return (shape_ & kHasResource) != 0; }
 
   const std::uint32_t capacity_;
-  const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain (in what was padding)
-  const bool has_resource_;         // a memory resource pointer follows this object
-  // The receiver's position, its low 16 bits (provisioning, step 2b):
-  // written by the receiver, read by senders.
+  const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain
+  // [5..0] slots per block (1..32) | [7] a memory resource pointer follows
+  // this object
+  const std::uint8_t shape_;
+  // The position up to which permits went back, its low 16 bits
+  // (provisioning, step 2b): written under the list lock by whoever gives
+  // them back, before it does; read by senders without the lock.
   Atomic<std::uint16_t> rx_position_{0};
 
   friend struct ControlBlockLayout;

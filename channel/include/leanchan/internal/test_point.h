@@ -27,6 +27,13 @@ enum class TestPoint {
   // lock_list: the list lock was just taken (tests count the acquisitions
   // a workload makes).
   kListLocked,
+  // Permits go back to the bound (or to waiting senders): release_permits,
+  // and the receiver's give-backs (finish_block, give_back_taken); once
+  // per give-back, whatever the count.
+  kPermitsGivenBack,
+  // acquire_permits: a thread waiter is queued (its want bit raised) and
+  // the list lock released; it has not started waiting yet.
+  kSendThreadQueued,
 };
 
 // The hook, called on the thread that reaches a point. Set by tests only.
