@@ -190,9 +190,14 @@ void Bound::mutant_mark_waiting_after_unlock() noexcept {
 PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
   const PermitOutcome outcome = bound_.try_acquire(count, capacity_);
   if (outcome != PermitOutcome::kFull) return outcome;
-  // Full as the word says; the receiver may have taken messages whose
-  // permits it has not given back yet.
-  give_back_taken();
+  // Full as the word says. If a sender waits, the slots are theirs anyway
+  // (and the receiver gives them back itself: its takes see the want bit).
+  // Otherwise the receiver may have taken messages whose permits it has
+  // not given back yet: collect them, and look again.
+  if ((bound_.peek() & Bound::kSendersWaitBit) != 0) return outcome;
+  lock_list();
+  collect_owed_locked(false);
+  unlock_list();
   return bound_.try_acquire(count, capacity_);
 }
 
@@ -225,7 +230,7 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   // Queue (step 2). Under the lock, one CAS on the bound both checks for
   // room and announces the waiter (Bound::acquire_or_queue). No second
   // word, no Dekker. Before it, what the receiver owes goes back, and the
-  // want bit goes up on its block in the same RMW (give_back_taken_locked):
+  // want bit goes up on its block in the same RMW (collect_owed_locked):
   // a take after that RMW sees the bit and gives its permit back under
   // this lock, so it reaches this waiter; one before it is counted now.
   ThreadWaitNode waiter;
@@ -234,13 +239,10 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   waiter.value = value;
   waiter.push = push;
   lock_list();
-  WaitNode* owed_woken = nullptr;
-  WaitNode* const owed_next = give_back_taken_locked(true, owed_woken);
+  collect_owed_locked(true);
   const Bound::Queueing queueing = bound_.acquire_or_queue(count, capacity_);
   if (queueing.outcome != PermitOutcome::kFull) {
     unlock_list();
-    wake_all(owed_woken);
-    nudge(owed_next);
     return queueing.outcome;
   }
   const std::uint32_t taken = queueing.taken;
@@ -252,8 +254,6 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   // watch when it becomes first (settle_locked's nudge).
   const bool first_in_line = waiters_.first_sender() == &waiter.node;
   unlock_list();
-  wake_all(owed_woken);
-  nudge(owed_next);
   LEANCHAN_TEST_POINT(kSendThreadQueued);
 
   for (;;) {
@@ -315,6 +315,19 @@ void ChannelState::give_back_taken() noexcept {
   unlock_list();
   wake_all(woken);
   nudge(next);
+}
+
+void ChannelState::collect_owed_locked(bool raise_want) noexcept {
+  // While a sender waits, the receiver gives back by itself (each take
+  // returns the want bit, which stays on its block while anyone waits), and
+  // what it gives goes to the waiters: collecting it here would hand them
+  // their slots on this thread, running a notifier's callback or moving a
+  // blocked sender's value on a thread that only asked for room. With
+  // nobody waiting, what is collected goes to the free count: nothing is
+  // woken.
+  if ((bound_.peek() & Bound::kSendersWaitBit) != 0) return;
+  WaitNode* woken = nullptr;
+  (void)give_back_taken_locked(raise_want, woken);
 }
 
 WaitNode* ChannelState::give_back_taken_locked(bool raise_want, WaitNode*& woken) noexcept {
@@ -464,7 +477,9 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
 }
 
 std::uint32_t ChannelState::free_slots() noexcept {
-  give_back_taken();
+  lock_list();
+  collect_owed_locked(false);
+  unlock_list();
   return bound_.free_slots(capacity_);
 }
 
@@ -489,7 +504,7 @@ void ChannelState::close() noexcept {
   wake_all(woken);
 }
 
-bool ChannelState::is_finished() noexcept {
+bool ChannelState::is_finished(std::uint64_t receiver_index) noexcept {
   // Senders first: once it reads 0 no reservation can ever be made again, so
   // a zero use count read afterwards is final. (Read the other way round, a
   // sender could reserve, send and leave between the two loads.)
@@ -497,11 +512,17 @@ bool ChannelState::is_finished() noexcept {
   // (step 11) and pair with remove_sender's and release_permits' RMWs.
   // Slots in use may be the receiver's own takes not given back yet: when
   // that decides, they go back first (under the lock, so no giver is half
-  // way), and the word is read again.
+  // way), and the word is read again. Nothing is owed when the returned
+  // position is the receiver's (`receiver_index`): no lock then. (A stale
+  // read of it is older, hence smaller: never a false "nothing owed".)
   const bool senderless = lifetime_.senders() == 0;
   std::uint32_t word = bound_.load_for_end_check();
   if (!senderless && (word & Bound::kClosedBit) == 0) return false;
   if (Bound::used_of(word) == 0) return true;
+  // relaxed: see above; written under the lock.
+  if (rx_position_.load(std::memory_order_relaxed) == static_cast<std::uint16_t>(receiver_index)) {
+    return false;
+  }
   give_back_taken();
   word = bound_.load_for_end_check();
   return Bound::used_of(word) == 0;
@@ -536,19 +557,14 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   // its block in the same RMW (as in acquire_permits). Linking and the
   // waiting bit change in one critical section, so a release never sees
   // one without the other.
-  WaitNode* owed_woken = nullptr;
-  WaitNode* const owed_next = give_back_taken_locked(true, owed_woken);
+  collect_owed_locked(true);
   if (bound_.room_or_closed_else_mark_waiting(capacity_)) {
     unlock_list();
-    wake_all(owed_woken);
-    nudge(owed_next);
     return true;  // closed, or room now: look again
   }
   node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.push_sender(node);
   unlock_list();
-  wake_all(owed_woken);
-  nudge(owed_next);
   LEANCHAN_TEST_POINT(kSendNotifierQueued);
   return false;
 }

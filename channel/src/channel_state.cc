@@ -24,14 +24,15 @@ constexpr int kWatchEndAfterLooks = spin_budget(4);
 
 }  // namespace
 
-bool ChannelState::watch_briefly(bool (*ready)(const void* context), const void* context) noexcept {
+bool ChannelState::watch_briefly(bool (*ready)(const void* context), const void* context,
+                                 std::uint64_t receiver_index) noexcept {
   // The pauses between looks double (1, 2, 4, ... 64), then the thread
   // yields: watching shared lines in a tight loop would slow the very
   // sender being waited for.
   int pauses = 1;
   for (int look = 0; look < kWatchLooks + kWatchYields; ++look) {
     if (ready(context)) return true;
-    if (look >= kWatchEndAfterLooks && is_finished()) return false;
+    if (look >= kWatchEndAfterLooks && is_finished(receiver_index)) return false;
     if (look < kWatchLooks) {
       for (int i = 0; i < pauses; ++i) cpu_relax();
       pauses = pauses < kWatchMaxPauses ? pauses * 2 : kWatchMaxPauses;

@@ -5,6 +5,7 @@
 // Linked against the explorer build of the library (ctest label: explore).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <climits>
 #include <coroutine>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coro_support.h"
@@ -423,6 +425,49 @@ TEST(Explore, WaitersAndMidBlockTakes) {
     for (int i = 0; i < 4; ++i) take();
     check(sum == 0 + 1 + 2 + 3 + 10 + 20, "each message once");
     check(tx.capacity() == 4, "every slot came back");
+  });
+}
+
+// A send notifier's callback runs on the thread that frees its slot: here
+// only the receiver frees slots, so only the receiver may run it. A sender
+// that collects the receiver's owed permits while another waits must leave
+// them to the receiver (whose takes see the want bit): handing them over
+// itself would run the notifier's callback on that sender's thread.
+struct FiredOn {
+  Event event;
+  std::thread::id receiver = std::this_thread::get_id();
+  std::atomic<bool> elsewhere{false};
+  static void fire(void* self) {
+    auto* fired = static_cast<FiredOn*>(self);
+    if (std::this_thread::get_id() != fired->receiver) fired->elsewhere.store(true);
+    Event::fire(&fired->event);
+  }
+};
+
+TEST(Explore, SendNotifierFiresOnTheReceiversThread) {
+  run_scenario("send notifier fired by the receiver only, b=4, C=4", 2, [] {
+    auto [tx, rx] = leanchan::channel<int, 4>(4);
+    for (int i = 0; i < 4; ++i) check(tx.try_send(int{i}).ok(), "fill");
+    auto tx1 = tx;
+    auto tx2 = tx;
+    FiredOn fired;
+    spawn([&tx1] { check(tx1.send(10).ok(), "blocked send"); });
+    spawn([&tx2, &fired] {
+      leanchan::Notifier notifier(&FiredOn::fire, &fired);
+      int value = 20;
+      for (;;) {
+        auto result = tx2.try_send(int{value}, notifier);
+        if (result.ok()) return;
+        fired.event.reset();
+        if (tx2.notify_when_room(notifier)) continue;
+        fired.event.wait();
+      }
+    });
+    int sum = 0;
+    for (int i = 0; i < 6; ++i) sum += rx.recv().value_or(1000);
+    join_all();
+    check(sum == 0 + 1 + 2 + 3 + 10 + 20, "each message once");
+    check(!fired.elsewhere.load(), "a send notifier fired on a sender's thread");
   });
 }
 

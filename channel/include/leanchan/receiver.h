@@ -85,7 +85,7 @@ class Receiver {
     if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
-    if (state.is_finished()) {
+    if (state.is_finished(cursor_.index)) {
       if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
@@ -181,7 +181,7 @@ class Receiver {
     assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
     internal::ChannelState& state = *this->state();
     state.arm_receive();  // step 12, then the re-check
-    if (Ops::is_published(state, cursor_) || state.is_finished()) {
+    if (Ops::is_published(state, cursor_) || state.is_finished(cursor_.index)) {
       state.cancel_arming();
       return true;
     }
@@ -233,7 +233,7 @@ class Receiver {
   // A message is published at the receiver's position, or the channel has
   // ended: a receive now would not sleep.
   bool ready_now() noexcept {
-    return Ops::is_published(*state(), cursor_) || state_->is_finished();
+    return Ops::is_published(*state(), cursor_) || state_->is_finished(cursor_.index);
   }
 
   explicit Receiver(internal::ChannelState* state) noexcept
@@ -272,13 +272,13 @@ class Receiver {
       // A message is often a moment away: watch for it (bounded) first.
       // (The watch notices an ended channel after a few looks; the checks
       // below decide.)
-      if (state.watch_briefly(&Receiver::may_be_ready, this) &&
+      if (state.watch_briefly(&Receiver::may_be_ready, this, cursor_.index) &&
           Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }
       state.announce_receiver_wait();
       if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
-      if (state.is_finished()) {
+      if (state.is_finished(cursor_.index)) {
         // Nothing queued and nothing can come; one last take covers a
         // message published between the two checks above.
         if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
@@ -286,7 +286,7 @@ class Receiver {
       }
       if (!state.receiver_sleep(deadline)) {
         if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
-        return state.is_finished() ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
+        return state.is_finished(cursor_.index) ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
       }
     }
   }

@@ -74,7 +74,10 @@ class Sender {
   // kNoMemory otherwise.
   // A slot freed while senders wait belongs to the longest-waiting one, so
   // try_send fails with kFull whenever any sender waits. Never sleeps;
-  // lock-free unless the message opens a block.
+  // lock-free unless the message opens a block or the channel looks full
+  // (then, under the list lock, it first collects the slots of messages
+  // the receiver took but has not given back yet: it fails only when
+  // capacity slots are really in use).
   SendResult<T> try_send(T value) noexcept {
     return push_if(state()->try_acquire_permits(1), std::move(value));
   }
@@ -191,7 +194,10 @@ class Sender {
 
   // True once the receiver has closed the channel or been destroyed.
   bool is_closed() const noexcept { return state()->is_closed(); }
-  // Free slots right now (a snapshot that may be stale on return).
+  // Free slots right now (a snapshot that may be stale on return). Counts
+  // the slots of messages the receiver took whose permits it has not given
+  // back yet (it gives them back in batches), so it takes the channel's
+  // list lock: O(1), but not for a hot loop.
   std::size_t capacity() const noexcept { return state()->free_slots(); }
   // The capacity the channel was created with.
   std::size_t max_capacity() const noexcept { return state()->capacity(); }

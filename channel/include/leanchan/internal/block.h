@@ -45,7 +45,7 @@ constexpr std::uint32_t block_tag(std::uint64_t block_number) noexcept {
   return static_cast<std::uint32_t>(block_number) & kTagMask;
 }
 // How many blocks `later` lies after `earlier` (0 if equal). Meaningful while
-// the true distance is below 2^29; a "negative" distance shows as >= 2^29.
+// the true distance is below 2^25; a "negative" distance shows as >= 2^25.
 constexpr std::uint32_t tag_distance(std::uint32_t later, std::uint32_t earlier) noexcept {
   return (later - earlier) & kTagMask;
 }

@@ -59,10 +59,10 @@ class ChannelState {
   // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
   // kFull whenever a sender waits in the queue: freed slots are theirs.
-  // Finding the bound full, it first collects the permits of messages the
-  // receiver took and has not given back yet (give_back_taken), so it
-  // fails only when `count` slots are really in use. Lock-free unless the
-  // bound looks full.
+  // Finding the bound full with nobody waiting, it first collects the
+  // permits of messages the receiver took and has not given back yet
+  // (collect_owed_locked), so it fails only when `count` slots are really
+  // in use. Lock-free unless the bound looks full.
   PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
   // Takes `count` slots, waiting in the FIFO queue while they are not
   // there, until `deadline` (null: forever).
@@ -84,11 +84,14 @@ class ChannelState {
   // The receiver does not give a permit back per message: it counts the
   // slots it took in its block's header (ChannelOps::try_take) and gives
   // them back at the block's end (finish_block), when a sender waits (the
-  // want bit), and when anyone finds the bound full. This does it now:
-  // under the list lock, the permits of every slot the receiver took go
-  // back as release_permits would. Any thread. O(1) plus the senders woken.
+  // want bit), and when a sender finds the bound full (collect_owed_locked).
+  // This does it now: under the list lock, the permits of every slot the
+  // receiver took go back as release_permits would (to the waiting senders
+  // first, who are woken on this thread). Receiver thread. O(1) plus the
+  // senders woken.
   void give_back_taken() noexcept;
-  // Free slots right now (a snapshot; gives back what the receiver took).
+  // Free slots right now (a snapshot; collects what the receiver took,
+  // under the list lock, unless a sender waits).
   std::uint32_t free_slots() noexcept;
   bool is_closed() const noexcept {
     // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
@@ -98,9 +101,9 @@ class ChannelState {
   // closed watcher (their partial grants go back to the free count).
   void close() noexcept;
   // True when nothing is queued and nothing can arrive: closed or senderless,
-  // with no queued message and no outstanding permit. Receiver thread (it
-  // gives back what it took first, when that decides).
-  bool is_finished() noexcept;
+  // with no queued message and no outstanding permit. Receiver thread, at
+  // `receiver_index` (it gives back what it took first, when that decides).
+  bool is_finished(std::uint64_t receiver_index) noexcept;
 
   // Send notifiers (kSend nodes). arm_send: true, without queueing, if the
   // node holds a grant, a slot is free now, or the channel is closed; else
@@ -222,7 +225,8 @@ class ChannelState {
   // if the channel has ended (is_finished). The end is not asked at once:
   // it reads the shared line, and a receiver that keeps up watches after
   // nearly every message.
-  bool watch_briefly(bool (*ready)(const void* context), const void* context) noexcept;
+  bool watch_briefly(bool (*ready)(const void* context), const void* context,
+                     std::uint64_t receiver_index) noexcept;
   // Receiver sleeping (step 11): announce, re-check, then sleep. Announcing
   // disarms a receive notifier first.
   void announce_receiver_wait() noexcept { signal_.announce_wait(); }
@@ -280,6 +284,10 @@ class ChannelState {
   // settle_locked returns. With `raise_want`, the head's want bit is set in
   // the same step (a sender about to queue).
   WaitNode* give_back_taken_locked(bool raise_want, WaitNode*& woken) noexcept;
+  // A sender's collection, under the lock (full bound, queueing, capacity):
+  // give_back_taken_locked, but only while no sender waits, so that no
+  // waiter is woken on the caller's thread.
+  void collect_owed_locked(bool raise_want) noexcept;
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
