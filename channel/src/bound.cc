@@ -194,7 +194,9 @@ PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
   // (and the receiver gives them back itself: its takes see the want bit).
   // Otherwise the receiver may have taken messages whose permits it has
   // not given back yet: collect them, and look again.
-  if ((bound_.peek() & Bound::kSendersWaitBit) != 0) return outcome;
+  // (With one-slot blocks every take ends a block and gives back at once:
+  // nothing is ever owed.)
+  if ((bound_.peek() & Bound::kSendersWaitBit) != 0 || slots() == 1) return outcome;
   lock_list();
   collect_owed_locked(false);
   unlock_list();
@@ -204,7 +206,12 @@ PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
 PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
                                             void* value,
                                             ThreadWaitNode::PushFunction push) noexcept {
-  PermitOutcome outcome = try_acquire_permits(count);  // collects what the receiver owes
+  // Not try_acquire_permits: what the receiver owes is collected once,
+  // under the lock, if this sender comes to queue; a full channel usually
+  // frees a slot by itself within the watch (the receiver gives a block's
+  // permits back at its end), and collecting on every full attempt would
+  // take the lock the receiver needs for that.
+  PermitOutcome outcome = bound_.try_acquire(count, capacity_);
   const int watch_rounds = deadline != nullptr && *deadline <= std::chrono::steady_clock::now()
                                ? 0
                                : kPermitSpins + kPermitYields;
@@ -477,9 +484,11 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
 }
 
 std::uint32_t ChannelState::free_slots() noexcept {
-  lock_list();
-  collect_owed_locked(false);
-  unlock_list();
+  if (slots() > 1) {  // one-slot blocks: nothing is ever owed
+    lock_list();
+    collect_owed_locked(false);
+    unlock_list();
+  }
   return bound_.free_slots(capacity_);
 }
 
