@@ -59,4 +59,25 @@ TEST(ListLocks, KeepTwoAndMoreDoNotLockOnAMidBlockDrain) {
   }
 }
 
+// Destroying a channel that never held a message (the creation benchmark's
+// whole life) takes no lock: the receiver has no consumed slot to forget.
+// Before, its destruction always locked once. A channel that held messages
+// and kept a block still locks once, to clear the consumed slots' bits.
+TEST(ListLocks, ANeverUsedChannelIsDestroyedWithoutTheLock) {
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  { auto [tx, rx] = leanchan::channel<int, 8>(16); }
+  const long never_used = locks.exchange(0);
+  {
+    auto [tx, rx] = leanchan::channel<int, 8>(16);
+    EXPECT_TRUE(tx.try_send(1).ok());
+    EXPECT_EQ(rx.try_recv().value(), 1);
+    locks = 0;
+  }
+  const long used = locks.load();
+  leanchan::internal::test_point_hook.store(nullptr);
+  EXPECT_EQ(never_used, 0);
+  EXPECT_EQ(used, 1);
+}
+
 }  // namespace

@@ -449,9 +449,16 @@ bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayou
 }
 
 void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
-  lock_list();
-  // relaxed: only read as a snapshot (Sender::weak_count).
+  // relaxed: only read as a snapshot (Sender::weak_count); an RMW, so it
+  // needs no lock against the receiver's own stores (the word's only
+  // other writer is this thread).
   rx_block_word_.fetch_or(kReceiverGone, std::memory_order_relaxed);
+  // No block: nothing the receiver took is left to forget (a channel that
+  // never held a message, or one whose blocks all went at a drain). A block
+  // a sender installs after this load holds no consumed slot, so its set
+  // bits are all queued messages. relaxed: not dereferenced.
+  if (head_.load(std::memory_order_relaxed) == nullptr) return;
+  lock_list();
   const std::uint32_t current = block_tag(index / layout.slots);
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;

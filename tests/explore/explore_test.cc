@@ -454,14 +454,7 @@ TEST(Explore, SendNotifierFiresOnTheReceiversThread) {
     spawn([&tx1] { check(tx1.send(10).ok(), "blocked send"); });
     spawn([&tx2, &fired] {
       leanchan::Notifier notifier(&FiredOn::fire, &fired);
-      int value = 20;
-      for (;;) {
-        auto result = tx2.try_send(int{value}, notifier);
-        if (result.ok()) return;
-        fired.event.reset();
-        if (tx2.notify_when_room(notifier)) continue;
-        fired.event.wait();
-      }
+      send_with_notifier(tx2, 20, notifier, fired.event);
     });
     int sum = 0;
     for (int i = 0; i < 6; ++i) sum += rx.recv().value_or(1000);

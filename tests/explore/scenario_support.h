@@ -13,6 +13,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "explorer.h"
 #include "leanchan/channel.h"
@@ -57,12 +58,11 @@ struct Event {
   internal::Atomic<std::uint32_t> fired{0};
 };
 
-// Sends `value` the event-loop way: try_send with a notifier (using a slot
-// handed to it), else queue the notifier and wait for it to fire.
+// Sends `value` the event-loop way: try_send with `notifier` (using a slot
+// handed to it), else queue the notifier and wait for `event`, which its
+// callback fires.
 template <class T, std::size_t B>
-void send_with_notifier(Sender<T, B>& sender, T value) {
-  Event event;
-  Notifier notifier(&Event::fire, &event);
+void send_with_notifier(Sender<T, B>& sender, T value, Notifier& notifier, Event& event) {
   for (;;) {
     auto result = sender.try_send(std::move(value), notifier);
     if (result.ok()) return;
@@ -71,6 +71,13 @@ void send_with_notifier(Sender<T, B>& sender, T value) {
     if (sender.notify_when_room(notifier)) continue;
     event.wait();
   }
+}
+// The same with a notifier of its own.
+template <class T, std::size_t B>
+void send_with_notifier(Sender<T, B>& sender, T value) {
+  Event event;
+  Notifier notifier(&Event::fire, &event);
+  send_with_notifier(sender, std::move(value), notifier, event);
 }
 
 // An executor whose thread sleeps on the explored futex, so the explorer

@@ -155,10 +155,10 @@ class BlockList {
     // relaxed: written only under the lock by this (the receiver's) thread.
     return (rx_block_word_.load(std::memory_order_relaxed) & kSpareToFree) != 0;
   }
-  // The receiver goes: under the lock, clears the ready bits of the slots it
-  // consumed (positions before `index`), so that the last handle destroys
-  // exactly the messages still queued: those whose bit is set; and marks
-  // the receiver gone.
+  // The receiver goes: marks the receiver gone and, under the lock, clears
+  // the ready bits of the slots it consumed (positions before `index`), so
+  // that the last handle destroys exactly the messages still queued: those
+  // whose bit is set. Without a block it takes no lock.
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
   bool receiver_gone() const noexcept {
     // relaxed: a snapshot (Sender::weak_count).
