@@ -407,7 +407,9 @@ TEST(Explore, TwoSendNotifiersArmingWhileTheReceiverTakes) {
 // they are done), and at the end every permit is back.
 TEST(Explore, WaitersAndMidBlockTakes) {
   run_scenario("blocked send + send notifier vs mid-block takes, b=4, C=4", 2, [] {
-    auto [tx, rx] = leanchan::channel<int, 4>(4);
+    auto tx_rx = leanchan::channel<int, 4>(4);  // not bound: Clang 14 cannot capture a binding
+    auto& tx = tx_rx.first;
+    auto& rx = tx_rx.second;
     for (int i = 0; i < 4; ++i) check(tx.try_send(int{i}).ok(), "fill");
     auto tx1 = tx;
     auto tx2 = tx;
