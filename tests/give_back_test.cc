@@ -9,11 +9,13 @@
 // Linked against the test-points build (kPermitsGivenBack, kSendThreadQueued).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "leanchan/channel.h"
 #include "leanchan/internal/test_point.h"
@@ -21,6 +23,7 @@
 namespace {
 
 using leanchan::Notifier;
+using leanchan::Retention;
 using leanchan::SendStatus;
 using leanchan::internal::TestPoint;
 
@@ -131,6 +134,85 @@ TEST(GiveBack, AClosedChannelEndsWhileTakesAreOwed) {
   ASSERT_EQ(rx.recv(), 1);
   rx.close();
   EXPECT_EQ(rx.recv(), std::nullopt);
+}
+
+// A random single-threaded run of try_send, try_recv, try_reserve, permit
+// sends and drops, and shrink_to_fit, against a model that counts the
+// slots in use (queued messages plus permits out): at every step try_send
+// and try_reserve succeed exactly when fewer than C are in use,
+// capacity() is exactly C minus that, messages arrive in order, and the
+// memory stays within 64 + (ceil(C/b) + 1) blocks. Owed permits must
+// never show: not in a failed try_send, not in capacity(). Shapes: one
+// block, several, a capacity that is not a multiple of b, and b = 1.
+template <std::size_t B>
+void run_against_model(std::size_t capacity, Retention retention, unsigned seed, bool shrink) {
+  auto tx_rx = leanchan::channel<int, B>(capacity, retention);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  std::vector<leanchan::Permit<int, B>> permits;
+  std::size_t queued = 0;
+  int next_sent = 0;
+  int next_received = 0;
+  const std::size_t b = std::min(B, capacity);
+  const std::size_t block_bytes = 16 + b * sizeof(int);
+  const std::size_t most_bytes = 64 + ((capacity + b - 1) / b + 1) * block_bytes;
+  unsigned state = seed;
+  for (int step = 0; step < 4000; ++step) {
+    state = state * 1103515245u + 12345u;  // a fixed LCG: the run is reproducible
+    const unsigned op = (state >> 16) % 10;
+    const std::size_t in_use = queued + permits.size();
+    SCOPED_TRACE(step);
+    if (op < 4) {
+      const bool sent = tx.try_send(int{next_sent}).ok();
+      ASSERT_EQ(sent, in_use < capacity);
+      if (sent) {
+        ++next_sent;
+        ++queued;
+      }
+    } else if (op < 8) {
+      auto result = rx.try_recv();
+      ASSERT_EQ(result.ok(), queued > 0);
+      if (result.ok()) {
+        ASSERT_EQ(result.value(), next_received++);
+        --queued;
+      }
+      if (shrink) (void)rx.shrink_to_fit();
+    } else if (op == 8) {
+      auto permit = tx.try_reserve();
+      ASSERT_EQ(static_cast<bool>(permit), in_use < capacity);
+      if (permit) permits.push_back(std::move(permit));
+    } else {
+      if (!permits.empty()) {
+        if (((state >> 8) & 1) != 0) {
+          permits.back().send(int{next_sent++});
+          ++queued;
+        }
+        permits.pop_back();  // sent, or dropped unused
+      }
+      ASSERT_EQ(tx.capacity(), capacity - queued - permits.size());
+    }
+    ASSERT_LE(rx.memory_usage(), most_bytes);
+  }
+  permits.clear();
+  for (; queued > 0; --queued) ASSERT_EQ(rx.try_recv().value(), next_received++);
+  EXPECT_EQ(tx.capacity(), capacity);
+}
+
+TEST(GiveBack, ARandomRunAgreesWithTheModelAtEveryStep) {
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    for (Retention retention : {Retention::kKeepOne, Retention::kKeepNone, Retention::keep(3)}) {
+      for (bool shrink : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "seed " << seed << " shrink " << shrink);
+        run_against_model<4>(1, retention, seed, shrink);
+        run_against_model<4>(3, retention, seed, shrink);
+        run_against_model<4>(8, retention, seed, shrink);
+        run_against_model<3>(7, retention, seed, shrink);
+        run_against_model<32>(40, retention, seed, shrink);
+        run_against_model<1>(2, retention, seed, shrink);
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 }  // namespace
