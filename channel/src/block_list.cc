@@ -296,7 +296,7 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
                                      const Keep& keep, const Bound& bound) noexcept {
   // Step 8.
   lock_list();
-  const bool senders_wait = (bound.peek() & Bound::kSendersWaitBit) != 0;
+  const bool senders_wait = bound.senders_wait();
   const std::uint32_t target = block_tag(block_number);
   for (;;) {
     BlockHeader* head = head_.load(std::memory_order_relaxed);
@@ -316,8 +316,9 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
 
 BlockHeader* BlockList::finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
                                             const Keep& keep, bool senders_wait) noexcept {
-  // Step 9, under the lock (the caller then gives the block's permits back
-  // in the same critical section). Publishing the index under the lock is
+  // Step 9, under the lock (the caller then moves the returned position to
+  // the block's end before unlocking, and gives the permits back after).
+  // Publishing the index under the lock is
   // what lets a sender reuse this block in place (step 5c): the lock orders
   // the receiver's moves out of the block before the sender's writes into it.
   // relaxed: read only under the lock.

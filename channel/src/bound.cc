@@ -190,17 +190,9 @@ void Bound::mutant_mark_waiting_after_unlock() noexcept {
 PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
   const PermitOutcome outcome = bound_.try_acquire(count, capacity_);
   if (outcome != PermitOutcome::kFull) return outcome;
-  // Full as the word says. If a sender waits, the slots are theirs anyway
-  // (and the receiver gives them back itself: its takes see the want bit).
-  // Otherwise the receiver may have taken messages whose permits it has
-  // not given back yet: collect them, and look again.
-  // (With one-slot blocks every take ends a block and gives back at once:
-  // nothing is ever owed.)
-  if ((bound_.peek() & Bound::kSendersWaitBit) != 0 || slots() == 1) return outcome;
-  lock_list();
-  collect_owed_locked(false);
-  unlock_list();
-  return bound_.try_acquire(count, capacity_);
+  // Full as the word says; the receiver may have taken messages whose
+  // permits it has not given back yet: collect them, and look again.
+  return collect_owed() ? bound_.try_acquire(count, capacity_) : outcome;
 }
 
 PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
@@ -318,10 +310,21 @@ void ChannelState::give_back_taken() noexcept {
   WaitNode* woken = nullptr;
   WaitNode* const next = give_back_taken_locked(false, woken);
   // Nobody waits any more: the receiver need not look at the lock again.
-  if ((bound_.peek() & Bound::kSendersWaitBit) == 0) blocks_.clear_want_locked();
+  if (!bound_.senders_wait()) blocks_.clear_want_locked();
   unlock_list();
   wake_all(woken);
   nudge(next);
+}
+
+bool ChannelState::collect_owed() noexcept {
+  // Nothing to collect (no lock then): with one-slot blocks every take ends
+  // a block and gives back at once; while a sender waits, the receiver
+  // gives back by itself (see collect_owed_locked).
+  if (slots() == 1 || bound_.senders_wait()) return false;
+  lock_list();
+  collect_owed_locked(false);
+  unlock_list();
+  return true;
 }
 
 void ChannelState::collect_owed_locked(bool raise_want) noexcept {
@@ -332,7 +335,7 @@ void ChannelState::collect_owed_locked(bool raise_want) noexcept {
   // blocked sender's value on a thread that only asked for room. With
   // nobody waiting, what is collected goes to the free count: nothing is
   // woken.
-  if ((bound_.peek() & Bound::kSendersWaitBit) != 0) return;
+  if (bound_.senders_wait()) return;
   WaitNode* woken = nullptr;
   (void)give_back_taken_locked(raise_want, woken);
 }
@@ -353,8 +356,8 @@ WaitNode* ChannelState::give_back_taken_locked(bool raise_want, WaitNode*& woken
 BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
                                         const BlockLayout& layout) noexcept {
   lock_list();
-  BlockHeader* head = blocks_.finish_block_locked(block_number, layout, keep(layout),
-                                                  (bound_.peek() & Bound::kSendersWaitBit) != 0);
+  BlockHeader* head =
+      blocks_.finish_block_locked(block_number, layout, keep(layout), bound_.senders_wait());
   // Every slot of the block was taken: its permits not given back yet
   // (at least the last slot's, which the receiver never counts) are this
   // thread's to give back once the position below says so; nobody else
@@ -484,11 +487,7 @@ void ChannelState::wake_all(WaitNode* woken) noexcept {
 }
 
 std::uint32_t ChannelState::free_slots() noexcept {
-  if (slots() > 1) {  // one-slot blocks: nothing is ever owed
-    lock_list();
-    collect_owed_locked(false);
-    unlock_list();
-  }
+  (void)collect_owed();
   return bound_.free_slots(capacity_);
 }
 

@@ -65,8 +65,8 @@ bool ChannelState::provide(const BlockLayout& layout) noexcept {
     receiver = first + slots < claimed ? first + slots : claimed;
   }
   const std::uint64_t last = receiver + permits - 1;
-  const bool ok = blocks_.extend_locked(block_tag(last / layout.slots), layout,
-                                        (bound_.peek() & Bound::kSendersWaitBit) != 0);
+  const bool ok =
+      blocks_.extend_locked(block_tag(last / layout.slots), layout, bound_.senders_wait());
   unlock_list();
   return ok;
 }

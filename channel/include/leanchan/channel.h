@@ -102,9 +102,8 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
   internal::validate_capacity(capacity);
   internal::validate_retention(options.retention);
   auto* state = internal::ChannelState::create(
-      static_cast<std::uint32_t>(capacity),
-      static_cast<std::uint32_t>(std::min<std::size_t>(capacity, BlockSize)), options.retention,
-      options.memory);
+      static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
+      options.retention, options.memory);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
 // channel<T, B>(capacity, Retention::kKeepNone): the same, with the default memory.

@@ -34,7 +34,7 @@ inline constexpr std::uint32_t kTagMask = (std::uint32_t{1} << kTagBits) - 1;
 // The rest of a block's `number` word: the receiver's count of slots taken
 // and not yet given back to the bound (5 bits: a block's last slot is
 // never counted there, see ChannelOps::try_take), and the "a sender waits"
-// bit (ChannelState::collect_locked).
+// bit (ChannelState::give_back_taken_locked).
 inline constexpr std::uint32_t kConsumedShift = kTagBits;
 inline constexpr std::uint32_t kConsumedUnit = std::uint32_t{1} << kConsumedShift;
 inline constexpr std::uint32_t kConsumedMask = std::uint32_t{31} << kConsumedShift;
@@ -68,7 +68,7 @@ struct BlockHeader {
   // senders only under the lock.
   // The consumed count: the receiver adds one (an RMW) for each slot it
   // takes in its current block, except the last; list-lock holders read it
-  // to give those slots' permits back (ChannelState::collect_locked).
+  // to give those slots' permits back (ChannelState::give_back_taken_locked).
   // The want bit: set under the list lock (an RMW) while a sender waits;
   // the receiver's add returns it.
   Atomic<std::uint32_t> number{0};

@@ -102,7 +102,8 @@ class BlockList {
                             const Bound& bound) noexcept;
   // Step 9, under the lock: the receiver took the last slot of block
   // `block_number`. Returns the head block afterwards (the receiver caches
-  // it). The caller gives the block's permits back before unlocking.
+  // it). The caller moves the returned position to the block's end before
+  // unlocking and gives the block's permits back after.
   BlockHeader* finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
                                    const Keep& keep, bool senders_wait) noexcept;
   // Under the lock: how many slots the receiver took in its block (the

@@ -86,6 +86,9 @@ class Bound {
   }
   // A relaxed look, for the bounded watching before queueing.
   std::uint32_t peek() const noexcept { return word_.load(std::memory_order_relaxed); }
+  // Bit 1, as a list-lock holder sees it (it changes only under the lock,
+  // so the relaxed look is exact there; elsewhere it is a hint).
+  bool senders_wait() const noexcept { return (peek() & kSendersWaitBit) != 0; }
 
   // ---- Under the list lock -------------------------------------------------------
   // A thread that must wait for `count` slots: takes them if it can

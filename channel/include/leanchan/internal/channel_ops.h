@@ -40,9 +40,11 @@ struct ChannelOps {
   // Slots per block for this channel: BlockSize, or the capacity when that
   // is smaller (a block never needs more slots than the channel can hold, so
   // a capacity-1 channel's block holds one message).
-  static std::uint32_t slots(const ChannelState& state) noexcept {
-    return state.capacity() < BlockSize ? state.capacity() : static_cast<std::uint32_t>(BlockSize);
+  static constexpr std::uint32_t slots_for(std::size_t capacity) noexcept {
+    return static_cast<std::uint32_t>(capacity < BlockSize ? capacity : BlockSize);
   }
+  // The same, as the control block keeps it.
+  static std::uint32_t slots(const ChannelState& state) noexcept { return state.slots(); }
   static BlockLayout layout(const ChannelState& state) noexcept {
     return Shape::layout_for(slots(state), state.memory_resource());
   }

@@ -54,6 +54,8 @@ class ChannelState {
   ChannelState& operator=(const ChannelState&) = delete;
 
   std::uint32_t capacity() const noexcept { return capacity_; }
+  // Slots per block, b = min(BlockSize, capacity) (ChannelOps::slots_for).
+  std::uint32_t slots() const noexcept { return shape_ & 0x3F; }
   bool keeps_none() const noexcept { return kept_blocks_ == 0; }
 
   // ---- The bound and its waiters (docs/design.md "The waiter queue") ------
@@ -288,6 +290,9 @@ class ChannelState {
   // give_back_taken_locked, but only while no sender waits, so that no
   // waiter is woken on the caller's thread.
   void collect_owed_locked(bool raise_want) noexcept;
+  // The same, taking the lock, unless nothing can be owed (one-slot
+  // blocks) or a sender waits: false then, without the lock.
+  bool collect_owed() noexcept;
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
@@ -306,7 +311,6 @@ class ChannelState {
         shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0))) {}
 
   static constexpr std::uint8_t kHasResource = 0x80;
-  std::uint32_t slots() const noexcept { return shape_ & 0x3F; }
   bool has_resource() const noexcept { return (shape_ & kHasResource) != 0; }
 
   const std::uint32_t capacity_;
