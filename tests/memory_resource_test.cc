@@ -75,7 +75,8 @@ TEST(MemoryResource, EveryByteComesFromTheResourceAndGoesBack) {
     EXPECT_EQ(resource.live(), kControl + 2 * kBlock);
     EXPECT_EQ(rx.memory_usage(), static_cast<std::size_t>(resource.live()));
     for (int i = 0; i < 16; ++i) ASSERT_TRUE(rx.try_recv().ok());
-    EXPECT_EQ(resource.live(), kControl + kBlock);  // kKeepOne: one block stays
+    EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);  // the spare goes
+    EXPECT_EQ(resource.live(), kControl + kBlock);                    // kKeepOne: one block stays
     EXPECT_EQ(rx.shrink_to_fit(), static_cast<std::size_t>(kBlock));
     EXPECT_EQ(resource.live(), kControl);
     for (int i = 0; i < 5; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());  // left queued

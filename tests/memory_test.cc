@@ -66,6 +66,8 @@ void check_create_fill_drain(std::size_t capacity) {
     EXPECT_EQ(tx.try_send(Message<S>{}).status(), leanchan::SendStatus::kFull);
     EXPECT_EQ(probe.allocations(), 1u + static_cast<std::uint64_t>(blocks_for(capacity, b)));
     for (std::size_t k = 0; k < capacity; ++k) ASSERT_TRUE(rx.try_recv().ok());
+    // The receiver finds it empty: the spares go (step 10), one block stays.
+    EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
     EXPECT_EQ(probe.live_bytes(), kControlBlockBytes + kBlock);
     EXPECT_EQ(static_cast<std::int64_t>(rx.memory_usage()), kControlBlockBytes + kBlock);
     // Drain again after a second, misaligned burst: still one block.

@@ -327,16 +327,15 @@ BlockHeader* BlockList::finish_block_locked(std::uint64_t block_number, const Bl
       std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (step 5c); then there is nothing to retire.
+  // Drained to the end of the list (the head is the tail): it stays, for
+  // in-place reuse; the spares beyond keep.drained_spares stay too until
+  // the receiver finds the channel empty (step 10, docs/design.md
+  // invariant 7), since a receiver that keeps up gets here at the end of
+  // many blocks and its sender would allocate again at once.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
-  if (head->tag(std::memory_order_relaxed) == block_tag(block_number)) {
-    if (head != tail_block_.load(std::memory_order_relaxed)) {
-      retire_head_locked(layout, keep, senders_wait);
-    } else {
-      // Drained to the end of the list: keep this block for in-place reuse
-      // and give back the spares beyond keep.drained_spares (docs/design.md
-      // invariant 7: one block after a drain, or up to N with Retention::keep(N)).
-      (void)free_spares_locked(layout, keep.drained_spares);
-    }
+  if (head->tag(std::memory_order_relaxed) == block_tag(block_number) &&
+      head != tail_block_.load(std::memory_order_relaxed)) {
+    retire_head_locked(layout, keep, senders_wait);
   }
   return head_.load(std::memory_order_relaxed);
 }

@@ -61,7 +61,9 @@ MemoryRow measure_create_fill_drain(MakeChannel make, std::size_t capacity) {
     }
     row.fill = probe.live_bytes();
     row.fill_allocations = probe.allocations() - allocations_before;
-    for (std::size_t i = 0; i < capacity; ++i) {
+    // Until the receiver finds the channel empty: that is when a drained
+    // leanchan gives its spare blocks back (docs/design.md, step 10).
+    for (std::size_t i = 0; i <= capacity; ++i) {
       if (!rx.try_recv().ok()) break;
     }
     row.drain = probe.live_bytes();
@@ -123,7 +125,8 @@ ManyChannelsRow measure_many_channels(MakeChannel make, std::size_t channels, st
     row.heap_burst = per_channel(probe->live_bytes(), channels);
     row.rss_burst = per_channel(resident_now() - rss_before, channels);
     for (auto& pair : pairs) {
-      for (std::size_t m = 0; m < burst; ++m) (void)pair.second.try_recv();
+      // One receive more than the burst: it finds the channel empty (step 10).
+      for (std::size_t m = 0; m <= burst; ++m) (void)pair.second.try_recv();
     }
     row.heap_drained = per_channel(probe->live_bytes(), channels);
     row.rss_drained = per_channel(resident_now() - rss_before, channels);

@@ -21,7 +21,8 @@
 //     Retention::keep(n): up to n blocks, so bursts of up to n blocks
 //     allocate nothing):
 //     Retention::kKeepOne (the default): exactly one block is kept for reuse
-//       (64 + 16 + b*S bytes in all); a fully consumed block is reused in
+//       (64 + 16 + b*S bytes in all) once the receiver has found the drained
+//       channel empty (fwd.h says when); a fully consumed block is reused in
 //       place, so ping-pong traffic allocates nothing after the first
 //       message, and traffic at constant depth allocates nothing once warm.
 //     Retention::kKeepNone: a drained channel holds 64 bytes; each burst of n

@@ -105,6 +105,7 @@ class Receiver {
         return RecvResult<T>::success(std::move(*value));
       }
     }
+    Ops::release_spares_when_empty(state, cursor_);  // step 10
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }
 
@@ -185,6 +186,7 @@ class Receiver {
       state.cancel_arming();
       return true;
     }
+    Ops::release_spares_when_empty(state, cursor_);  // step 10
     return false;
   }
   // Cancels an armed notifier; true if it had not fired. When this returns
@@ -276,6 +278,7 @@ class Receiver {
           Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }
+      Ops::release_spares_when_empty(state, cursor_);  // step 10, before sleeping
       state.announce_receiver_wait();
       if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
       if (state.is_finished(cursor_.index)) {

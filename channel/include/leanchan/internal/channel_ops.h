@@ -190,25 +190,37 @@ struct ChannelOps {
       // a sender that raised it before this add waits for this permit.
       wanted = (block->number.fetch_add(kConsumedUnit, std::memory_order_release) & kWantBit) != 0;
     }
-    // Step 10. The next slot's bit (already read, from this block's line) is
-    // checked first, so a deep queue never reads the shared words; then the
-    // cursor's copies, so a channel with nothing to give back does not
-    // either.
-    // (After a block's last slot, finish_block did it.)
-    if (!last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
-        (cursor.keeps_none || cursor.spare_to_free) && index + 1 == state.tail_position()) {
-      if (cursor.keeps_none) {
-        (void)release_if_drained(state, cursor);  // Retention::kKeepNone: every block goes
-      } else {
-        const BlockLayout block_layout = layout(state, block_slots);
-        (void)state.release_spares(block_layout, state.drained_spares(block_layout));
-        refresh_spare(state, cursor);
-      }
+    // Step 10 under Retention::kKeepNone: the take that drains the channel
+    // frees its blocks. The next slot's bit (already read, from this block's
+    // line) is checked first, so a deep queue never reads the shared words.
+    // (After a block's last slot, finish_block did it.) The spares of the
+    // other policies go when the receiver finds the channel empty
+    // (release_spares_when_empty), not at every momentary drain.
+    if (cursor.keeps_none && !last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
+        index + 1 == state.tail_position()) {
+      (void)release_if_drained(state, cursor);
     }
     // A sender waits: the permits go back now (after the block work, as
     // finish_block's: keeps the ceil(C/b)+1 bound).
     if (wanted) state.give_back_taken();
     return true;
+  }
+
+  // Step 10 for Retention::kKeepOne and keep(n). Receiver thread only, when
+  // it found nothing to take and is about to say so or to wait (try_recv's
+  // kEmpty, arm_notifier's false, a blocking receive that stops watching):
+  // if nothing is claimed past its index, frees the spare blocks beyond
+  // what a drained channel keeps. Not at the take that empties the queue:
+  // a receiver that keeps up with its senders drains the queue in the
+  // middle of nearly every block, and freeing the spare there cost a lock
+  // and a free per block, and the sender a malloc (docs/results.md). The
+  // cursor's copy of the flag is checked first, so with nothing to free this
+  // reads no shared word.
+  static void release_spares_when_empty(ChannelState& state, Cursor& cursor) noexcept {
+    if (!cursor.spare_to_free || cursor.index != state.tail_position()) return;
+    const BlockLayout block_layout = layout(state, cursor.slots);
+    (void)state.release_spares(block_layout, state.drained_spares(block_layout));
+    refresh_spare(state, cursor);
   }
 
   // Receiver thread only. If nothing is claimed past the receiver's index
