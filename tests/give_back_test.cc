@@ -196,6 +196,12 @@ void run_against_model(std::size_t capacity, Retention retention, unsigned seed,
   permits.clear();
   for (; queued > 0; --queued) ASSERT_EQ(rx.try_recv().value(), next_received++);
   EXPECT_EQ(tx.capacity(), capacity);
+  // Found empty with nothing out (step 10): kKeepNone holds its control
+  // block alone, whatever reservations were dropped on the way.
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  if (retention == Retention::kKeepNone) {
+    EXPECT_EQ(rx.memory_usage(), 64u);
+  }
 }
 
 TEST(GiveBack, ARandomRunAgreesWithTheModelAtEveryStep) {

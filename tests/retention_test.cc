@@ -153,6 +153,44 @@ TEST(Retention, KeepOneFreesTheSpareWhenTheReceiverFindsTheChannelEmpty) {
   }
 }
 
+// kDisconnected is finding it empty too: the spare goes. (Before, only
+// kEmpty did, and a drained channel whose senders had all gone kept the
+// spare until the receiver was destroyed.)
+TEST(Retention, KeepOneFreesTheSpareWhenTryRecvFindsTheChannelEnded) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 8>(16);
+  auto& rx = tx_rx.second;
+  {
+    auto tx = std::move(tx_rx.first);
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(tx.try_send(Message{}).ok());
+  }  // the last sender goes
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(rx.try_recv().ok());
+  EXPECT_EQ(probe.live_bytes(), kControl + 2 * block_bytes(8));  // block 1 and the spare
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+  EXPECT_EQ(probe.live_bytes(), kControl + block_bytes(8));
+}
+
+// kKeepNone: the take that drains frees nothing while a permit is out; the
+// next time the receiver finds the channel empty with nothing out, every
+// block goes. (Before, the block stayed until a later take drained it.)
+TEST(Retention, KeepNoneFreesWhenFoundEmptyAfterAPermitWasOutAtTheDrain) {
+  HeapProbe probe;
+  auto tx_rx = leanchan::channel<Message, 4>(8, Retention::kKeepNone);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  ASSERT_TRUE(tx.try_send(Message{}).ok());
+  {
+    auto permit = tx.try_reserve();
+    ASSERT_TRUE(static_cast<bool>(permit));
+    ASSERT_TRUE(rx.try_recv().ok());  // drains with a permit out: nothing freed
+    EXPECT_EQ(probe.live_bytes(), kControl + 16 + 4 * 24);
+    EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);  // still out
+    EXPECT_EQ(probe.live_bytes(), kControl + 16 + 4 * 24);
+  }  // dropped unused
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  EXPECT_EQ(probe.live_bytes(), kControl);
+}
+
 TEST(Retention, KeepNKeepsUpToNBlocksAndServesAnNBlockBurstWithoutAllocating) {
   HeapProbe probe;
   auto tx_rx = leanchan::channel<Message, 8>(32, Retention::keep(3));

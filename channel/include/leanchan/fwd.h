@@ -27,11 +27,11 @@ inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / 
 //     flows: after warm-up, constant-depth traffic and ping-pong allocate
 //     nothing. Idle after a burst: the control block plus one block, from
 //     the moment the receiver finds the channel empty (a try_recv that
-//     returns kEmpty, an arm_notifier that returns false, a blocking receive
-//     that stops watching to sleep); until then the spare may stay too, so
-//     that a receiver which keeps up with its senders, and so empties the
-//     queue in the middle of a block again and again, does not free and
-//     re-allocate it each time.
+//     returns kEmpty or kDisconnected, an arm_notifier that returns false, a
+//     blocking receive that stops watching to sleep); until then the spare
+//     may stay too, so that a receiver which keeps up with its senders, and
+//     so empties the queue in the middle of a block again and again, does
+//     not free and re-allocate it each time.
 //   Retention::kKeepNone: as soon as the channel is empty, every block goes
 //     back to the allocator (the next send starts a fresh block): idle after
 //     a burst, only the 64-byte control block. The price: a burst of n into

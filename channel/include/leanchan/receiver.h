@@ -87,6 +87,7 @@ class Receiver {
     // the end check is final only with nothing to take afterwards.
     if (state.is_finished(cursor_.index)) {
       if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
+      Ops::release_when_empty(state, cursor_);  // step 10
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
     // Position index is claimed but unpublished, and another is claimed
@@ -105,7 +106,7 @@ class Receiver {
         return RecvResult<T>::success(std::move(*value));
       }
     }
-    Ops::release_spares_when_empty(state, cursor_);  // step 10
+    Ops::release_when_empty(state, cursor_);  // step 10
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }
 
@@ -186,7 +187,7 @@ class Receiver {
       state.cancel_arming();
       return true;
     }
-    Ops::release_spares_when_empty(state, cursor_);  // step 10
+    Ops::release_when_empty(state, cursor_);  // step 10
     return false;
   }
   // Cancels an armed notifier; true if it had not fired. When this returns
@@ -278,7 +279,7 @@ class Receiver {
           Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }
-      Ops::release_spares_when_empty(state, cursor_);  // step 10, before sleeping
+      Ops::release_when_empty(state, cursor_);  // step 10, before sleeping
       state.announce_receiver_wait();
       if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
       if (state.is_finished(cursor_.index)) {

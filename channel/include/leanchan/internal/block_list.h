@@ -13,7 +13,7 @@
 //                   covered) | [1] contended | [0] locked
 //   rx_block_word_  the receiver, under the lock / list-lock holders
 //                   bits: [29..0] tag of the block the receiver reads, as of
-//                   its last finished block | [30] a drain would free a spare |
+//                   its last finished block | [30] a spare to free |
 //                   [31] the receiver is gone
 //   head_           list-lock holders (the receiver retiring or releasing
 //                   blocks; the sender that opens a block into an empty
@@ -24,7 +24,8 @@
 // exactly head .. tail, consecutive; a chain of spares may follow the tail; a
 // block holding an unconsumed claimed position is neither freed, recycled
 // nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
-// (Retention::kKeepOne) or none (kKeepNone, shrink_to_fit).
+// once the receiver finds the channel empty (Retention::kKeepOne), or none
+// (kKeepNone, shrink_to_fit).
 // Provisioning ("Allocation before the claim"): a sender claims a position
 // only once the numbered blocks reach the block of the last position any
 // permit in use can be given (covers, else extend_locked under the lock),
@@ -118,7 +119,7 @@ class BlockList {
                             std::uint16_t& position) noexcept;
   // Under the lock: clears the head's want bit (no sender waits any more).
   void clear_want_locked() noexcept;
-  // Step 10: the channel looked drained; give back the spare blocks beyond
+  // Step 10: the receiver found the channel empty; give back the spares beyond
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
@@ -147,9 +148,9 @@ class BlockList {
     return rx_block_word_.load(std::memory_order_relaxed) & kTagMask;  // relaxed: under the lock
   }
   // True if the chain may hold more spares than a drained channel keeps
-  // (Keep::drained_spares), so that a drain would free one. Set when a
+  // (Keep::drained_spares), so that step 10 would free one. Set when a
   // retired block makes it so, cleared when the extra spares are freed;
-  // a sender taking spares leaves it set (a drain then frees nothing).
+  // a sender taking spares leaves it set (step 10 then frees nothing).
   // Never set under Retention::keep(n >= 2): there the chain holds at most
   // what a drain keeps.
   bool spare_to_free() const noexcept {

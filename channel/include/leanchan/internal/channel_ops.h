@@ -101,12 +101,13 @@ struct ChannelOps {
   // reads nothing from the shared control line but what it must: the next
   // position, the head block it reads (refreshed whenever the receiver
   // itself changes it, or finds it missing), the slots per block, and the
-  // two facts step 10 asks after nearly every message when the receiver
-  // keeps up: whether the channel keeps no block (a constant) and whether
-  // a drain would free a spare (BlockList::spare_to_free). Only the
-  // receiver sets or clears that flag (under the list lock, in its own
-  // calls), so a copy refreshed after each of those calls is always exact.
-  // Step 10 thus reads the shared line only when it may free something.
+  // two facts step 10 asks: whether the channel keeps no block (a
+  // constant, asked after nearly every message when the receiver keeps up)
+  // and whether there is a spare to free (BlockList::spare_to_free, asked
+  // when the receiver finds the channel empty). Only the receiver sets or
+  // clears that flag (under the list lock, in its own calls), so a copy
+  // refreshed after each of those calls is always exact. Step 10 thus
+  // reads the shared line only when it may free something.
   // (Reading it, even a constant, after every message cost a producer that
   // keeps writing the same line about a quarter of its throughput:
   // docs/results.md.)
@@ -195,7 +196,7 @@ struct ChannelOps {
     // line) is checked first, so a deep queue never reads the shared words.
     // (After a block's last slot, finish_block did it.) The spares of the
     // other policies go when the receiver finds the channel empty
-    // (release_spares_when_empty), not at every momentary drain.
+    // (release_when_empty), not at every momentary drain.
     if (cursor.keeps_none && !last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
         index + 1 == state.tail_position()) {
       (void)release_if_drained(state, cursor);
@@ -206,17 +207,28 @@ struct ChannelOps {
     return true;
   }
 
-  // Step 10 for Retention::kKeepOne and keep(n). Receiver thread only, when
-  // it found nothing to take and is about to say so or to wait (try_recv's
-  // kEmpty, arm_notifier's false, a blocking receive that stops watching):
-  // if nothing is claimed past its index, frees the spare blocks beyond
-  // what a drained channel keeps. Not at the take that empties the queue:
+  // Step 10. Receiver thread only, when it found nothing to take and is
+  // about to say so or to wait (try_recv's kEmpty or kDisconnected,
+  // arm_notifier's false, a blocking receive that stops watching): if
+  // nothing is claimed past its index, frees the spare blocks beyond what a
+  // drained channel keeps (Retention::kKeepOne, keep(n)), or, under
+  // kKeepNone, tries again to free every block (the take that drained it
+  // frees nothing while a permit is out; a block is there only then, or
+  // after a reservation dropped unused). Not at the take that empties the
+  // queue for the spares:
   // a receiver that keeps up with its senders drains the queue in the
   // middle of nearly every block, and freeing the spare there cost a lock
   // and a free per block, and the sender a malloc (docs/results.md). The
   // cursor's copy of the flag is checked first, so with nothing to free this
-  // reads no shared word.
-  static void release_spares_when_empty(ChannelState& state, Cursor& cursor) noexcept {
+  // reads no shared word (kKeepNone: two shared loads, and the lock only
+  // when a block is there).
+  static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
+    if (cursor.keeps_none) {
+      if (cursor.index == state.tail_position() && state.head() != nullptr) {
+        (void)release_if_drained(state, cursor);
+      }
+      return;
+    }
     if (!cursor.spare_to_free || cursor.index != state.tail_position()) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
     (void)state.release_spares(block_layout, state.drained_spares(block_layout));
