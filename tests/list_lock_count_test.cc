@@ -24,7 +24,7 @@ void count(TestPoint point) {
 }
 
 // Sends 3 then receives 3, `messages` in all (each group drains the channel,
-// mid-block 5 times in 8, and the sender opens a block while the receiver
+// mid-block 7 times in 8, and the sender opens a block while the receiver
 // is still in the one before, so a spare exists), after a burst that leaves
 // spares; returns the list-lock acquisitions during that part.
 long locks_while_keeping_up(leanchan::Retention retention, std::size_t messages) {

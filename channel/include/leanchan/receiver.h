@@ -83,11 +83,11 @@ class Receiver {
     internal::ChannelState& state = *this->state();
     std::optional<T> value;
     if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
+    Ops::release_when_empty(state, cursor_);  // step 10: nothing to take (kEmpty or kDisconnected)
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
     if (state.is_finished(cursor_.index)) {
       if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
-      Ops::release_when_empty(state, cursor_);  // step 10
       return RecvResult<T>::failure(RecvStatus::kDisconnected);
     }
     // Position index is claimed but unpublished, and another is claimed
@@ -106,7 +106,6 @@ class Receiver {
         return RecvResult<T>::success(std::move(*value));
       }
     }
-    Ops::release_when_empty(state, cursor_);  // step 10
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }
 

@@ -214,14 +214,13 @@ struct ChannelOps {
   // drained channel keeps (Retention::kKeepOne, keep(n)), or, under
   // kKeepNone, tries again to free every block (the take that drained it
   // frees nothing while a permit is out; a block is there only then, or
-  // after a reservation dropped unused). Not at the take that empties the
-  // queue for the spares:
-  // a receiver that keeps up with its senders drains the queue in the
-  // middle of nearly every block, and freeing the spare there cost a lock
-  // and a free per block, and the sender a malloc (docs/results.md). The
-  // cursor's copy of the flag is checked first, so with nothing to free this
-  // reads no shared word (kKeepNone: two shared loads, and the lock only
-  // when a block is there).
+  // after a reservation dropped unused). The spares do not go at the take
+  // that empties the queue: a receiver that keeps up with its senders
+  // empties it in the middle of nearly every block, and freeing the spare
+  // there cost a lock and a free per block, and the sender a malloc
+  // (docs/results.md). The cursor's copy of the flag is checked first, so
+  // with nothing to free this reads no shared word (kKeepNone: two shared
+  // loads, and the lock only when a block is there).
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
     if (cursor.keeps_none) {
       if (cursor.index == state.tail_position() && state.head() != nullptr) {
