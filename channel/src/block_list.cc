@@ -380,21 +380,6 @@ void BlockList::clear_want_locked() noexcept {
   if (head != nullptr) head->number.fetch_and(~kWantBit, std::memory_order_relaxed);
 }
 
-std::uint64_t BlockList::release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                            const Bound& bound, Atomic<std::uint16_t>& published,
-                                            std::size_t& freed, std::uint32_t& owed) noexcept {
-  owed = 0;
-  // seq_cst: as tail_position(). A cheap look first: a sender claimed.
-  if (tail_position_.load(std::memory_order_seq_cst) != index) return index;
-  lock_list();
-  std::uint16_t position = 0;
-  const std::uint32_t taken =
-      owed_locked(published.load(std::memory_order_relaxed), layout.slots, false, position);
-  if (release_if_drained_locked(index, layout, bound, taken, published, freed)) owed = taken;
-  unlock_list();
-  return index;
-}
-
 bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
                                           const Bound& bound, std::uint32_t taken,
                                           Atomic<std::uint16_t>& published,

@@ -375,13 +375,43 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
       head = nullptr;
     }
   }
-  // release: before the permits go back (release_permits' seq_cst RMW), so
-  // a sender that takes one of them reads this position or a later one
-  // (see last_position_bound).
+  // The position and the permits change in one locked step, so provide
+  // (which reads both under the lock) never sees the new position with
+  // these permits still in use, which would number a block no message
+  // uses. release: before the permits go back (settle_locked's seq_cst
+  // RMW), so a sender that takes one of them reads this position or a
+  // later one (see last_position_bound).
   rx_position_.store(end, std::memory_order_release);
+  WaitNode* woken = nullptr;
+  WaitNode* const next = settle_locked(owed, woken);  // after the block work: ceil(C/b)+1
   unlock_list();
-  release_permits(owed);  // after the block work: keeps the ceil(C/b)+1 bound
+  LEANCHAN_TEST_POINT(kPermitsGivenBack);
+  wake_all(woken);
+  nudge(next);
   return head;
+}
+
+std::uint64_t ChannelState::release_if_drained(std::uint64_t index, const BlockLayout& layout,
+                                               std::size_t& freed) noexcept {
+  // A cheap look first: a sender claimed past the receiver.
+  if (blocks_.tail_position() != index) return index;
+  lock_list();
+  std::uint16_t position = 0;
+  // relaxed: rx_position_ is written only under the lock.
+  const std::uint32_t taken =
+      blocks_.owed_locked(rx_position_.load(std::memory_order_relaxed), slots(), false, position);
+  WaitNode* woken = nullptr;
+  WaitNode* next = nullptr;
+  const bool released =
+      blocks_.release_if_drained_locked(index, layout, bound_, taken, rx_position_, freed);
+  // The permits the receiver owed go back in the step that moved the
+  // position (see finish_block).
+  if (released && taken != 0) next = settle_locked(taken, woken);
+  unlock_list();
+  if (released && taken != 0) LEANCHAN_TEST_POINT(kPermitsGivenBack);
+  wake_all(woken);
+  nudge(next);
+  return index;
 }
 
 WaitNode* ChannelState::settle_locked(std::uint32_t count, WaitNode*& woken) noexcept {

@@ -123,22 +123,18 @@ class BlockList {
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
-  // Retention::kKeepNone and shrink_to_fit. `index` is the receiver's next
+  // Retention::kKeepNone, shrink_to_fit and a drain that finds blocks
+  // numbered for permits no longer out (ChannelState::release_if_drained
+  // takes the lock and calls this). `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
-  // permit is in use but those of slots the receiver took and has not
+  // permit is in use but the `taken` slots the receiver took and has not
   // given back (owed_locked), moves the claim counter to the end of
   // index's block, tells senders that permits went back up to there
   // (`published`, its low 16 bits; see ChannelState::last_position_bound)
-  // and frees every block, spares included; `owed` is then the count of
-  // permits the caller must give back (after the unlock), else 0. Returns
-  // the receiver's new index: the block boundary, or `index` unchanged if
-  // it was not drained; adds the blocks freed to `freed`. O(blocks freed).
-  std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                   const Bound& bound, Atomic<std::uint16_t>& published,
-                                   std::size_t& freed, std::uint32_t& owed) noexcept;
-  // Its body, for a caller that holds the lock and knows the permits the
-  // receiver holds (`taken`): true if it released (then `index` is the
-  // boundary, and the caller gives `taken` permits back after the unlock).
+  // and frees every block, spares included; the caller then gives the
+  // `taken` permits back before it unlocks. True if it released: `index`
+  // is then the block boundary; adds the blocks freed to `freed`.
+  // O(blocks freed).
   bool release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
                                  const Bound& bound, std::uint32_t taken,
                                  Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
@@ -168,7 +164,9 @@ class BlockList {
   }
 
   // ---- The last handle, and memory_usage --------------------------------------
-  // For the last handle only (no other thread left).
+  // The last handle (no other thread left), and the receiver's hint that
+  // blocks are numbered past its own (ChannelOps::release_when_empty; it
+  // is compared, never dereferenced). relaxed: a hint; the lock decides.
   BlockHeader* tail_block() const noexcept { return tail_block_.load(std::memory_order_relaxed); }
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.

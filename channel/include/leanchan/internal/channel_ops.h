@@ -228,7 +228,18 @@ struct ChannelOps {
       }
       return;
     }
-    if (!cursor.spare_to_free || cursor.index != state.tail_position()) return;
+    if (!cursor.spare_to_free && state.tail_block() == cursor.head) return;
+    if (cursor.index != state.tail_position()) return;
+    if (state.tail_block() != cursor.head) {
+      // Blocks are numbered past the receiver's with nothing claimed in
+      // them: provided for permits that were dropped unused (a large
+      // reservation), or still held. With none held, every block goes, so
+      // a drain never keeps more than one block (release_if_drained checks
+      // the permits under the lock).
+      (void)release_if_drained(state, cursor);
+      if (cursor.head == nullptr) return;
+    }
+    if (!cursor.spare_to_free) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
     (void)state.release_spares(block_layout, state.drained_spares(block_layout));
     refresh_spare(state, cursor);

@@ -209,14 +209,10 @@ class ChannelState {
   // Frees every block not needed for a message, if the channel is drained
   // at `index` (the permits the receiver owes aside, which then go back);
   // returns the receiver's index afterwards (block_list.h).
+  // The permits owed go back in the same locked step as the position
+  // moves (as in finish_block). Receiver thread.
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
-                                   std::size_t& freed) noexcept {
-    std::uint32_t owed = 0;
-    const std::uint64_t next =
-        blocks_.release_if_drained(index, layout, bound_, rx_position_, freed, owed);
-    if (owed != 0) release_permits(owed);  // after the block work and the position
-    return next;
-  }
+                                   std::size_t& freed) noexcept;
   void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept {
     blocks_.forget_consumed(index, layout);
   }
