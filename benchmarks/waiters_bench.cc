@@ -23,7 +23,7 @@ struct Armed {
     for (int i = 0; i < 4; ++i) (void)tx.try_send(i);  // full
     for (std::int64_t i = 0; i < count; ++i) {
       leanchan::Notifier& n = notifiers.emplace_back(&ignore, nullptr);
-      if (tx.notify_when_room(n)) std::abort();
+      if (tx.notify_when_room(n) != leanchan::RoomStatus::kArmed) std::abort();
     }
   }
   ~Armed() {
@@ -40,7 +40,7 @@ void arm_cancel(benchmark::State& state) {
   Armed armed(state.range(0));
   leanchan::Notifier mine(&ignore, nullptr);
   for (auto _ : state) {
-    if (armed.tx.notify_when_room(mine)) state.SkipWithError("room appeared");
+    if (armed.tx.notify_when_room(mine) != leanchan::RoomStatus::kArmed) state.SkipWithError("room appeared");
     benchmark::DoNotOptimize(armed.tx.cancel_notify(mine));
   }
 }
@@ -51,13 +51,13 @@ void handoff(benchmark::State& state) {
   // send and queues again at the back; the next head follows.
   Armed armed(state.range(0));
   leanchan::Notifier extra(&ignore, nullptr);
-  if (armed.tx.notify_when_room(extra)) std::abort();
+  if (armed.tx.notify_when_room(extra) != leanchan::RoomStatus::kArmed) std::abort();
   std::size_t next = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(armed.rx.try_recv());
     leanchan::Notifier& head = next < armed.notifiers.size() ? armed.notifiers[next] : extra;
     if (!armed.tx.try_send(1, head).ok()) state.SkipWithError("no slot handed over");
-    if (armed.tx.notify_when_room(head)) state.SkipWithError("room appeared");
+    if (armed.tx.notify_when_room(head) != leanchan::RoomStatus::kArmed) state.SkipWithError("room appeared");
     next = next + 1 <= armed.notifiers.size() ? next + 1 : 0;
   }
 }

@@ -254,7 +254,7 @@ TYPED_TEST(AllocFailure, ANotifiersSlotFailsWithKNoMemoryAndGoesBack) {
   fired = 0;
   Notifier notifier([](void*) { fired.fetch_add(1); }, nullptr);
   ASSERT_TRUE(tx.try_send(Tracked(1)).ok());
-  ASSERT_FALSE(tx.notify_when_room(notifier));
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   ASSERT_TRUE(rx.try_recv().ok());  // keep-none: the block goes; the slot goes to the notifier
   ASSERT_EQ(fired.load(), 1);
   EXPECT_EQ(rx.memory_usage(), 64u);
@@ -266,7 +266,8 @@ TYPED_TEST(AllocFailure, ANotifiersSlotFailsWithKNoMemoryAndGoesBack) {
     EXPECT_EQ(r.value().value, 2u);
   }
   EXPECT_EQ(tx.capacity(), 1u) << "the notifier's slot was not given back";
-  EXPECT_TRUE(tx.notify_when_room(notifier)) << "a slot is free: nothing to wait for";
+  EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kRoom)
+      << "a slot is free: nothing to wait for";
   {
     FailAllocations fail(block_bytes, 1);
     auto permit = tx.try_reserve(notifier);

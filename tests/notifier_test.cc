@@ -96,19 +96,19 @@ TEST(Notifier, SendNotifierFiresWhenRoomAppearsOrTheChannelCloses) {
   auto [tx, rx] = leanchan::channel<int, 1>(1);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
-  EXPECT_TRUE(tx.notify_when_room(notifier));  // room now: not armed
+  EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kRoom);  // not armed
   ASSERT_TRUE(tx.send(1).ok());
-  ASSERT_FALSE(tx.notify_when_room(notifier));
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   EXPECT_EQ(counter.calls.load(), 0);
   ASSERT_TRUE(rx.recv().has_value());
   EXPECT_EQ(counter.calls.load(), 1);
   // The freed slot was handed to the notifier: nobody else can take it.
   EXPECT_EQ(tx.try_send(2).status(), leanchan::SendStatus::kFull);
-  EXPECT_TRUE(tx.notify_when_room(notifier));  // it holds a slot: not armed
+  EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kHoldsSlot);  // not armed
   ASSERT_TRUE(tx.try_send(2, notifier).ok());  // redeemed
-  ASSERT_FALSE(tx.notify_when_room(notifier));
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   EXPECT_TRUE(tx.cancel_notify(notifier));  // not fired: cancelled
-  ASSERT_FALSE(tx.notify_when_room(notifier));
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   rx.close();
   EXPECT_EQ(counter.calls.load(), 2);
   EXPECT_FALSE(tx.cancel_notify(notifier));  // already fired
@@ -124,7 +124,7 @@ TEST(Notifier, AttachedAndArmedNotifiersAllocateNothing) {
   ASSERT_FALSE(rx.arm_notifier());
   EXPECT_EQ(probe.live_bytes(), 64);  // an idle channel with an armed notifier
   for (int i = 0; i < 8; ++i) ASSERT_TRUE(tx.send(i).ok());
-  ASSERT_FALSE(tx.notify_when_room(room));
+  ASSERT_EQ(tx.notify_when_room(room), leanchan::RoomStatus::kArmed);
   const auto allocations = probe.allocations();
   ASSERT_TRUE(rx.try_recv().ok());
   EXPECT_EQ(counter.calls.load(), 2);
@@ -196,7 +196,7 @@ TEST(Notifier, NoRoomNotificationIsLost) {
           auto result = tx.try_send(i, notifier);  // uses a slot handed to it
           if (result.ok()) break;
           const int seen = counter.calls.load();
-          if (tx.notify_when_room(notifier)) continue;
+          if (tx.notify_when_room(notifier) != leanchan::RoomStatus::kArmed) continue;
           counter.calls.wait(seen);
         }
       }
@@ -210,6 +210,74 @@ TEST(Notifier, NoRoomNotificationIsLost) {
     producer.join();
     EXPECT_EQ(expected, total);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// notify_when_room says why it did not arm: a full channel whose notifier
+// was handed the slot reports kHoldsSlot (a plain try_send keeps failing
+// with kFull: the slot is reserved), a closed one kClosed, so a loop that
+// waits only on kArmed never spins: it redeems, or it stops.
+TEST(Notifier, NotifyWhenRoomSaysWhyItDidNotArm) {
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  Counter counter;
+  leanchan::Notifier notifier(&Counter::bump, &counter);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
+  ASSERT_EQ(rx.try_recv().value(), 1);  // the slot goes to the notifier
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    EXPECT_EQ(tx.try_send(2).status(), leanchan::SendStatus::kFull);
+    EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kHoldsSlot);
+  }
+  ASSERT_TRUE(tx.try_send(2, notifier).ok());
+  rx.close();
+  EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kClosed);
+  EXPECT_EQ(leanchan::to_string(leanchan::RoomStatus::kHoldsSlot), "holds a slot");
+}
+
+// Two producers run the loop notify_when_room documents into a
+// one-slot channel until the receiver closes it: both end (the loop
+// leaves on kClosed), and every message sent is received once.
+TEST(Notifier, TheDocumentedSendLoopEndsWhenTheChannelCloses) {
+  constexpr int kPerProducer = 500;
+  auto tx_rx = leanchan::channel<int, 1>(1);
+  auto& rx = tx_rx.second;
+  std::atomic<int> sent{0};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 2; ++p) {
+    producers.emplace_back([tx = tx_rx.first, &sent]() mutable {
+      Counter counter;
+      leanchan::Notifier notifier(&Counter::bump, &counter);
+      for (int i = 0;; ++i) {
+        int value = i;
+        leanchan::RoomStatus room = leanchan::RoomStatus::kRoom;
+        for (;;) {
+          auto r = tx.try_send(std::move(value), notifier);
+          if (r.ok()) {
+            sent.fetch_add(1);
+            break;
+          }
+          if (r.status() == leanchan::SendStatus::kClosed) return;
+          value = std::move(r).value();
+          const int seen = counter.calls.load();
+          room = tx.notify_when_room(notifier);
+          if (room == leanchan::RoomStatus::kArmed) counter.calls.wait(seen);
+          if (room == leanchan::RoomStatus::kClosed) return;
+        }
+      }
+    });
+  }
+  int received = 0;
+  while (received < 2 * kPerProducer) {
+    ASSERT_TRUE(rx.recv().has_value());
+    ++received;
+  }
+  rx.close();
+  while (rx.recv().has_value()) ++received;
+  for (auto& producer : producers) producer.join();
+  EXPECT_EQ(received, sent.load());
 }
 
 }  // namespace

@@ -176,7 +176,7 @@ TEST(Counts, ReceiverIsClosedOnceClosedOrSenderless) {
 // try_send calls cannot overtake them: once a sender is queued, the
 // messages taken before its turn are at most the senders ahead of it (7)
 // plus the capacity. Measured with send notifiers, whose queueing is
-// observable (notify_when_room returns false once queued); the blocked
+// observable (notify_when_room returns kArmed once queued); the blocked
 // threads' version, whose queueing time is not observable from outside, is
 // WaiterQueue.BlockedSendersFinishWhileTrySendersStream.
 TEST(Fairness, QueuedSenderWaitsAtMostTheQueueLength) {
@@ -207,7 +207,7 @@ TEST(Fairness, QueuedSenderWaitsAtMostTheQueueLength) {
         for (;;) {
           if (sender.try_send(i, notifier).ok()) break;
           const int seen = signal.fired.load();
-          if (sender.notify_when_room(notifier)) continue;
+          if (sender.notify_when_room(notifier) != leanchan::RoomStatus::kArmed) continue;
           const long queued_at = taken.load();  // queued by now
           signal.fired.wait(seen);
           const long wait = signal.fired_at.load() - queued_at;

@@ -80,7 +80,7 @@ void run_mix(std::size_t cap, int n_threads, int iters, bool close_midway, unsig
             }
             if (r.status() == leanchan::SendStatus::kClosed) goto out;
             flag.fired.store(0);
-            if (tx.notify_when_room(notifier)) continue;
+            if (tx.notify_when_room(notifier) != leanchan::RoomStatus::kArmed) continue;
             auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(rng() % 200);
             while (flag.fired.load() == 0 && std::chrono::steady_clock::now() < until)
               std::this_thread::yield();

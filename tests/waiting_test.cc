@@ -137,7 +137,7 @@ TEST(WaiterQueue, SixtyFiveThousandArmedSendNotifiersAllFire) {
   auto [tx, rx] = leanchan::channel<int, 1>(1);
   ASSERT_TRUE(tx.try_send(0).ok());  // full
   for (int i = 0; i < kWaiters; ++i) {
-    ASSERT_FALSE(tx.notify_when_room(waiters.emplace_back().notifier)) << "waiter " << i;
+    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back().notifier), leanchan::RoomStatus::kArmed) << "waiter " << i;
   }
   ASSERT_TRUE(rx.try_recv().ok());
   int fired = 0;
@@ -164,8 +164,8 @@ TEST(WaiterQueue, CancelledFiredNotifierPassesItsSlotOn) {
   Waiter b;
   auto [tx, rx] = leanchan::channel<int, 1>(1);
   ASSERT_TRUE(tx.try_send(0).ok());  // full
-  ASSERT_FALSE(tx.notify_when_room(a.notifier));
-  ASSERT_FALSE(tx.notify_when_room(b.notifier));
+  ASSERT_EQ(tx.notify_when_room(a.notifier), leanchan::RoomStatus::kArmed);
+  ASSERT_EQ(tx.notify_when_room(b.notifier), leanchan::RoomStatus::kArmed);
 
   ASSERT_TRUE(rx.try_recv().ok());
   ASSERT_EQ(a.calls.load(), 1) << "the first waiter is woken for the freed slot";
@@ -188,7 +188,7 @@ TEST(WaiterQueue, SendNotifiersFireInArmingOrder) {
   auto [tx, rx] = leanchan::channel<int, 1>(kWaiters);
   for (int i = 0; i < kWaiters; ++i) ASSERT_TRUE(tx.try_send(i).ok());  // full
   for (int i = 0; i < kWaiters; ++i) {
-    ASSERT_FALSE(tx.notify_when_room(waiters.emplace_back(&order).notifier));
+    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back(&order).notifier), leanchan::RoomStatus::kArmed);
   }
   for (int k = 0; k < kWaiters; ++k) {
     auto taken = rx.try_recv();
@@ -215,7 +215,7 @@ TEST(WaiterQueue, FreedSlotBelongsToTheWokenNotifierNotToTrySend) {
   auto [tx, rx] = leanchan::channel<int, 1>(kWaiters);
   for (int i = 0; i < kWaiters; ++i) ASSERT_TRUE(tx.try_send(i).ok());  // full
   for (int i = 0; i < kWaiters; ++i) {
-    ASSERT_FALSE(tx.notify_when_room(waiters.emplace_back().notifier));
+    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back().notifier), leanchan::RoomStatus::kArmed);
   }
   for (int k = 0; k < kWaiters; ++k) {
     auto taken = rx.try_recv();

@@ -67,10 +67,10 @@ TEST(Window, SendNotifierHeldAfterQueueingDoesNotStrandTheNext) {
   Counted first, second;
   std::thread arming([sender = tx, &first]() mutable {
     Hold::arm_this_thread();
-    EXPECT_FALSE(sender.notify_when_room(first.notifier));
+    EXPECT_EQ(sender.notify_when_room(first.notifier), leanchan::RoomStatus::kArmed);
   });
   Hold::wait_reached();
-  ASSERT_FALSE(tx.notify_when_room(second.notifier));
+  ASSERT_EQ(tx.notify_when_room(second.notifier), leanchan::RoomStatus::kArmed);
   ASSERT_TRUE(rx.try_recv().ok());
   ASSERT_TRUE(rx.try_recv().ok());
   EXPECT_EQ(first.calls.load(), 1);
@@ -97,7 +97,7 @@ TEST(Window, TimedSendGrantedAsItTimesOutUsesItsSlot) {
   });
   Hold::wait_reached();  // queued, timed out, not yet out of the queue
   Counted behind;
-  ASSERT_FALSE(tx.notify_when_room(behind.notifier));  // queued behind it
+  ASSERT_EQ(tx.notify_when_room(behind.notifier), leanchan::RoomStatus::kArmed);  // queued behind it
   ASSERT_EQ(rx.try_recv().value(), 0);                 // the slot goes to the timed sender
   EXPECT_EQ(behind.calls.load(), 0);
   Hold::release();
@@ -120,7 +120,7 @@ TEST(Window, HandOffRacingCloseIsWithdrawn) {
   auto permit = tx.reserve();
   ASSERT_TRUE(permit);
   Counted waiter;
-  ASSERT_FALSE(tx.notify_when_room(waiter.notifier));
+  ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
   std::thread dropper([p = std::move(permit)]() mutable {
     Hold::arm_this_thread();
     { auto gone = std::move(p); }  // frees the slot: handed to the waiter

@@ -566,12 +566,12 @@ bool ChannelState::is_finished(std::uint64_t receiver_index) noexcept {
   return Bound::used_of(word) == 0;
 }
 
-bool ChannelState::arm_send(WaitNode* node) noexcept {
+RoomStatus ChannelState::arm_send(WaitNode* node) noexcept {
   // A firing of this node's previous arming must end first: its last step
   // resets the phase, which must not erase this arming.
   const std::uint32_t state = await_firing(node);
-  if ((state & WaitNode::kGrant) != 0) return true;               // it holds a slot already
-  if (WaitNode::phase(state) == WaitNode::kQueued) return false;  // armed already
+  if ((state & WaitNode::kGrant) != 0) return RoomStatus::kHoldsSlot;
+  if (WaitNode::phase(state) == WaitNode::kQueued) return RoomStatus::kArmed;  // armed already
   node->kind = WaitNode::Kind::kSend;
   lock_list();
 #if defined(LEANCHAN_EXPLORE)
@@ -582,13 +582,13 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
     if ((word & Bound::kClosedBit) != 0 ||
         ((word & Bound::kSendersWaitBit) == 0 && Bound::used_of(word) < capacity_)) {
       unlock_list();
-      return true;
+      return (word & Bound::kClosedBit) != 0 ? RoomStatus::kClosed : RoomStatus::kRoom;
     }
     node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
     waiters_.push_sender(node);
     unlock_list();
     bound_.mutant_mark_waiting_after_unlock();
-    return false;
+    return RoomStatus::kArmed;
   }
 #endif
   // What the receiver owes goes back first, with the want bit raised on
@@ -597,14 +597,16 @@ bool ChannelState::arm_send(WaitNode* node) noexcept {
   // one without the other.
   collect_owed_locked(true);
   if (bound_.room_or_closed_else_mark_waiting(capacity_)) {
+    // relaxed: a snapshot, as is_closed; a close after it is seen by the send.
+    const bool closed = (bound_.peek() & Bound::kClosedBit) != 0;
     unlock_list();
-    return true;  // closed, or room now: look again
+    return closed ? RoomStatus::kClosed : RoomStatus::kRoom;
   }
   node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
   waiters_.push_sender(node);
   unlock_list();
   LEANCHAN_TEST_POINT(kSendNotifierQueued);
-  return false;
+  return RoomStatus::kArmed;
 }
 
 bool ChannelState::cancel_send(WaitNode* node) noexcept {

@@ -24,4 +24,14 @@ std::string_view to_string(RecvStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(RoomStatus status) noexcept {
+  switch (status) {
+    case RoomStatus::kRoom: return "room";
+    case RoomStatus::kClosed: return "closed";
+    case RoomStatus::kArmed: return "armed";
+    case RoomStatus::kHoldsSlot: return "holds a slot";
+  }
+  return "unknown";
+}
+
 }  // namespace leanchan

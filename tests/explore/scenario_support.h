@@ -68,7 +68,7 @@ void send_with_notifier(Sender<T, B>& sender, T value, Notifier& notifier, Event
     if (result.ok()) return;
     value = std::move(result).value();
     event.reset();
-    if (sender.notify_when_room(notifier)) continue;
+    if (sender.notify_when_room(notifier) != leanchan::RoomStatus::kArmed) continue;
     event.wait();
   }
 }

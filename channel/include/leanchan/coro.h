@@ -249,7 +249,7 @@ class SendSideAwaitable : protected AwaitableBase<Derived> {
 
   // Nothing is written after queueing: once notify_when_room returns
   // false, a firing may resume (and free) the frame at any moment.
-  bool arm() noexcept { return !tx_->notify_when_room(this->notifier_); }
+  bool arm() noexcept { return tx_->notify_when_room(this->notifier_) == RoomStatus::kArmed; }
   void detach() noexcept {
     tx_->cancel_notify(this->notifier_);   // lock-free when idle; passes a slot on
     this->executor_->cancel(this->task_);  // withdraws a task it queued

@@ -136,16 +136,27 @@ class Sender {
   ClosedAwaitable<T, BlockSize> async_closed(Executor& executor) noexcept;
 
   // ---- Readiness (leanchan/notifier.h) --------------------------------------
-  // True if a slot is free (and nobody waits), `notifier` already holds a
-  // slot (see below), or the channel is closed: look again (not armed).
-  // Otherwise queues `notifier`, one-shot, behind every waiting sender. When
-  // a slot frees and the notifier is first in line, the slot is handed to
-  // it (no one else can take it) and its callback runs, on the receiving
-  // thread; on close it runs without a slot. Redeem the slot with
-  // try_send(value, notifier) or try_reserve(notifier), or give it back with
-  // cancel_notify(notifier). Any number of senders may queue their own
-  // notifiers. O(1) under the channel's list lock; allocates nothing.
-  bool notify_when_room(Notifier& notifier) noexcept { return state()->arm_send(&notifier.node_); }
+  // Queues `notifier`, one-shot, behind every waiting sender, and returns
+  // kArmed; or, without queueing: kRoom if a slot is free and nobody
+  // waits, kClosed if the channel is closed, kHoldsSlot if `notifier`
+  // already holds a slot it was handed. When a slot frees and the notifier
+  // is first in line, the slot is handed to it (no one else can take it:
+  // a plain try_send fails with kFull meanwhile) and its callback runs, on
+  // the thread that freed the slot; on close it runs without a slot.
+  // Redeem the slot with try_send(value, notifier) or
+  // try_reserve(notifier), or give it back with cancel_notify(notifier).
+  // The loop to write:
+  //   for (;;) {
+  //     auto r = tx.try_send(std::move(v), n);    // uses n's slot, if any
+  //     if (r.status() != SendStatus::kFull) break;
+  //     v = std::move(r).value();
+  //     if (tx.notify_when_room(n) == RoomStatus::kArmed) wait_for_callback();
+  //   }
+  // Any number of senders may queue their own notifiers. O(1) under the
+  // channel's list lock; allocates nothing.
+  RoomStatus notify_when_room(Notifier& notifier) noexcept {
+    return state()->arm_send(&notifier.node_);
+  }
   // Withdraws `notifier`: true if it was queued and had not fired. A slot it
   // was handed and did not use goes to the next waiting sender (or back to
   // the channel). When this returns its callback is not running. O(1).

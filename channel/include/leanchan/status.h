@@ -42,8 +42,22 @@ enum class RecvStatus : std::uint8_t {
   kTimedOut,      // recv_for / recv_until: nothing arrived before the deadline
 };
 
+// What Sender::notify_when_room found. Only kArmed means "wait for the
+// callback"; every other value means "act now", and kHoldsSlot means the
+// slot is reserved for this notifier: a plain try_send cannot use it (it
+// fails with kFull for as long as the slot is held), so redeem it with
+// try_send(value, notifier) or try_reserve(notifier), or give it back with
+// cancel_notify(notifier).
+enum class [[nodiscard]] RoomStatus : std::uint8_t {
+  kRoom,       // a slot is free and nobody waits: try_send now (not armed)
+  kClosed,     // the channel is closed: a send would fail (not armed)
+  kArmed,      // queued: the callback runs when a slot is handed to it or on close
+  kHoldsSlot,  // the notifier already holds a slot: redeem it (not armed)
+};
+
 std::string_view to_string(SendStatus status) noexcept;
 std::string_view to_string(RecvStatus status) noexcept;
+std::string_view to_string(RoomStatus status) noexcept;
 
 namespace internal {
 

@@ -130,7 +130,7 @@ class AsyncSender final
         (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
         return this->finish(inside_initiation, error_code(net::error::operation_aborted));
       }
-      if (sender_.notify_when_room(notifier_)) continue;  // room, a held slot, or closed
+      if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;  // room, a held slot, or closed
       LEANCHAN_ASIO_TEST_AFTER_ARM();
       if (this->resumer_.suspend()) return;  // a kick will post resume()
     }

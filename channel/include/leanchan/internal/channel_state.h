@@ -33,6 +33,7 @@
 #include "leanchan/internal/receiver_signal.h"
 #include "leanchan/internal/wait_node.h"
 #include "leanchan/internal/waiter_queue.h"
+#include "leanchan/status.h"
 
 namespace leanchan::internal {
 
@@ -107,12 +108,13 @@ class ChannelState {
   // `receiver_index` (it gives back what it took first, when that decides).
   bool is_finished(std::uint64_t receiver_index) noexcept;
 
-  // Send notifiers (kSend nodes). arm_send: true, without queueing, if the
-  // node holds a grant, a slot is free now, or the channel is closed; else
-  // queues it (one-shot). cancel_send: true if it was queued and had not
+  // Send notifiers (kSend nodes). arm_send: kHoldsSlot, kRoom or kClosed,
+  // without queueing, if the node holds a grant, a slot is free now (and
+  // nobody waits), or the channel is closed; else queues it (one-shot) and
+  // returns kArmed. cancel_send: true if it was queued and had not
   // fired; a grant it holds goes to the next waiter. take_grant: redeems the
   // slot a fired node holds (the caller then owns one permit).
-  bool arm_send(WaitNode* node) noexcept;
+  RoomStatus arm_send(WaitNode* node) noexcept;
   bool cancel_send(WaitNode* node) noexcept;
   bool take_grant(WaitNode* node) noexcept;
 
