@@ -275,10 +275,12 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
       waiters_.remove(&waiter.node);
       waiter.node.state.store(WaitNode::kIdle, std::memory_order_relaxed);
       WaitNode* woken = nullptr;
-      WaitNode* const next = settle_locked(waiter.wanted - waiter.needed, woken);
+      const std::uint32_t partial = waiter.wanted - waiter.needed;
+      WaitNode* const next = settle_locked(partial, woken);
       unlock_list();
       wake_all(woken);
       nudge(next);
+      if (partial != 0) notify_receiver();  // as return_unused: they may end the channel
       return PermitOutcome::kTimedOut;
     }
     unlock_list();
@@ -625,7 +627,7 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
   unlock_list();
   await_firing(node);
   // A grant it was woken for and did not use goes to the next waiter.
-  if (take_grant(node)) release_permits(1);
+  if (take_grant(node)) return_unused(1);
   return false;
 }
 

@@ -73,8 +73,7 @@ class [[nodiscard]] Permit {
   void release() noexcept {
     internal::ChannelState* state = std::exchange(state_, nullptr);
     if (state == nullptr) return;
-    state->release_permits(1);
-    state->notify_receiver();  // a closed receiver may wait for the last permit
+    state->return_unused(1);
     state->remove_sender();
     Ops::release_handle(state);
   }
@@ -135,8 +134,7 @@ class [[nodiscard]] PermitBatch {
     if (state == nullptr) return;
     const auto unused = static_cast<std::uint32_t>(std::exchange(remaining_, 0));
     if (unused != 0) {
-      state->release_permits(unused);
-      state->notify_receiver();  // a closed receiver may wait for the last permit
+      state->return_unused(unused);
     }
     state->remove_sender();
     Ops::release_handle(state);

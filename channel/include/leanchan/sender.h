@@ -264,7 +264,7 @@ class Sender {
   // go back and the send or reservation fails with kNoMemory.
   internal::PermitOutcome provided(internal::PermitOutcome outcome, std::uint32_t count) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired || Ops::provide(*state_)) return outcome;
-    state_->release_permits(count);
+    state_->return_unused(count);
     return internal::PermitOutcome::kNoMemory;
   }
   // A send given its permit (kAcquired) has its block provided, then claims

@@ -84,6 +84,15 @@ class ChannelState {
   // grant): to the waiting senders first, oldest first, then to the free
   // count. Takes no lock unless a sender waits.
   void release_permits(std::uint32_t count) noexcept;
+  // A sender gives back permits it will not use (a dropped Permit or
+  // PermitBatch, permits whose block could not be allocated, a send
+  // notifier's grant cancelled): release_permits, then the receiver is
+  // told, since the last of them may end a closed channel (is_finished)
+  // whose receiver sleeps or has armed its notifier.
+  void return_unused(std::uint32_t count) noexcept {
+    release_permits(count);
+    notify_receiver();
+  }
   // The receiver does not give a permit back per message: it counts the
   // slots it took in its block's header (ChannelOps::try_take) and gives
   // them back at the block's end (finish_block), when a sender waits (the

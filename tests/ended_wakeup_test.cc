@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+// The end of a closed channel is never missed: when the last slot held by a
+// sender comes back after close(), whatever holds it (a cancelled send
+// notifier, a destroyed coroutine awaitable, a Permit, a PermitBatch,
+// permits whose block could not be allocated), the receiver's armed
+// notifier is called, as it is for the last message or the last sender.
+// (Tokio's test of the same: cancelled_reserve_wakes_closed_receiver.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <coroutine>
+#include <cstddef>
+#include <cstdint>
+#include <memory_resource>
+#include <new>
+
+#include "leanchan/channel.h"
+
+namespace {
+
+using leanchan::Notifier;
+using leanchan::RecvStatus;
+
+std::atomic<int> g_receiver_calls{0};
+void on_receiver(void*) noexcept { g_receiver_calls.fetch_add(1); }
+void on_sender(void*) noexcept {}
+
+// Closes the channel with `holds` still holding the only slot, arms the
+// receiver's notifier (false: not ended, a slot is held), runs `give_back`,
+// and checks that the notifier was called and the end is seen.
+template <class Rx, class GiveBack>
+void expect_end_wakes_receiver(Rx& rx, GiveBack give_back) {
+  g_receiver_calls = 0;
+  rx.close();
+  Notifier notifier{&on_receiver, nullptr};
+  rx.set_notifier(notifier);
+  ASSERT_FALSE(rx.arm_notifier()) << "a held slot keeps the channel from ending";
+  ASSERT_EQ(g_receiver_calls.load(), 0);
+  give_back();
+  EXPECT_EQ(g_receiver_calls.load(), 1) << "the armed receiver was not told of the end";
+  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
+  rx.clear_notifier();
+}
+
+TEST(EndedWakeup, CancellingANotifierThatHoldsTheLastSlotWakesTheReceiver) {
+  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  Notifier tx_notifier{&on_sender, nullptr};
+  {
+    auto permit = tx.try_reserve();
+    ASSERT_TRUE(permit);
+    ASSERT_EQ(tx.notify_when_room(tx_notifier), leanchan::RoomStatus::kArmed);
+  }  // the dropped permit's slot is handed to the notifier
+  expect_end_wakes_receiver(rx, [&] { EXPECT_FALSE(tx.cancel_notify(tx_notifier)); });
+}
+
+TEST(EndedWakeup, DroppingAPermitWakesTheReceiver) {
+  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  auto permit = tx.try_reserve();
+  ASSERT_TRUE(permit);
+  expect_end_wakes_receiver(rx, [&] { auto dropped = std::move(permit); });
+}
+
+TEST(EndedWakeup, DroppingAPartlyUsedBatchWakesTheReceiver) {
+  auto [tx, rx] = leanchan::channel<int, 8>(4);
+  auto batch = tx.try_reserve_many(3);
+  ASSERT_EQ(batch.size(), 3u);
+  batch.send(1);
+  ASSERT_EQ(rx.try_recv().value(), 1);
+  expect_end_wakes_receiver(rx, [&] { auto dropped = std::move(batch); });
+}
+
+// A coroutine's reserve awaitable, handed the slot while suspended, then
+// destroyed without resuming (its frame went away).
+TEST(EndedWakeup, DestroyingAnAwaitableThatHoldsTheLastSlotWakesTheReceiver) {
+  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  leanchan::ManualExecutor executor;
+  auto permit = tx.try_reserve();
+  ASSERT_TRUE(permit);
+  struct Suspended {  // an awaitable is not movable: made in place
+    Suspended(leanchan::Sender<int, 8>& tx, leanchan::Executor& executor)
+        : awaitable(tx.async_reserve(executor)) {}
+    leanchan::ReserveAwaitable<int, 8> awaitable;
+  };
+  auto suspended = std::make_unique<Suspended>(tx, executor);
+  ASSERT_FALSE(suspended->awaitable.await_ready());
+  ASSERT_TRUE(suspended->awaitable.await_suspend(std::noop_coroutine()));
+  { auto dropped = std::move(permit); }  // the slot goes to the awaitable
+  expect_end_wakes_receiver(rx, [&] { suspended.reset(); });
+}
+
+// A memory resource whose next allocation runs `before_failing` and fails.
+class FailingResource : public std::pmr::memory_resource {
+ public:
+  void (*before_failing)(void*) = nullptr;
+  void* context = nullptr;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (before_failing != nullptr) {
+      auto* action = std::exchange(before_failing, nullptr);
+      action(context);
+      throw std::bad_alloc();
+    }
+    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
+  }
+};
+
+// A send's permit is counted, its block cannot be allocated; the receiver
+// closed and armed meanwhile (from inside the failing allocation): the
+// permit going back with kNoMemory ends the channel.
+TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
+  FailingResource resource;
+  auto [tx, rx] = leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});
+  Notifier notifier{&on_receiver, nullptr};
+  rx.set_notifier(notifier);
+  g_receiver_calls = 0;
+  using Rx = leanchan::Receiver<int, 8>;
+  resource.context = &rx;
+  resource.before_failing = [](void* context) {
+    auto& receiver = *static_cast<Rx*>(context);
+    receiver.close();
+    EXPECT_FALSE(receiver.arm_notifier()) << "the failing send's permit is still counted";
+  };
+  EXPECT_EQ(tx.try_send(1).status(), leanchan::SendStatus::kNoMemory);
+  EXPECT_EQ(resource.before_failing, nullptr) << "the allocation was not reached";
+  EXPECT_EQ(g_receiver_calls.load(), 1) << "the armed receiver was not told of the end";
+  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
+  rx.clear_notifier();
+}
+
+}  // namespace
