@@ -84,3 +84,33 @@ TEST(ListLocks, ANeverUsedChannelIsDestroyedWithoutTheLock) {
 }
 
 }  // namespace
+
+namespace {
+
+// Deep queues: with 2^16 - 1 or more permits in use the provisioning check
+// cannot rebuild the receiver's returned position from the 16 bits it
+// keeps, and before it also read the receiver's block word it fell back
+// to a bound far past the tail: every send took the list lock (2,048 locks
+// per 2,048 try_sends at about 70,000 in use). Now a send locks only to
+// number a block, as in a shallow queue: once per 32 messages.
+long locks_per_sends_at_depth(std::size_t depth, std::size_t sends) {
+  auto [tx, rx] = leanchan::channel<int, 32>(std::size_t{1} << 17);
+  for (std::size_t i = 0; i < depth; ++i) EXPECT_TRUE(tx.try_send(static_cast<int>(i)).ok());
+  // The receiver takes a few, so its returned position is not 0.
+  for (std::size_t i = 0; i < 40; ++i) EXPECT_EQ(rx.try_recv().value(), static_cast<int>(i));
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  for (std::size_t i = 0; i < sends; ++i) EXPECT_TRUE(tx.try_send(static_cast<int>(i)).ok());
+  leanchan::internal::test_point_hook.store(nullptr);
+  return locks.load();
+}
+
+TEST(ListLocks, ADeepQueueLocksOncePerBlockLikeAShallowOne) {
+  constexpr std::size_t kSends = 2048;
+  const long shallow = locks_per_sends_at_depth(2000, kSends);
+  const long deep = locks_per_sends_at_depth(70000, kSends);
+  EXPECT_LE(shallow, static_cast<long>(kSends / 32 + 2));
+  EXPECT_LE(deep, static_cast<long>(kSends / 32 + 2)) << "shallow: " << shallow;
+}
+
+}  // namespace

@@ -45,25 +45,16 @@ bool ChannelState::watch_briefly(bool (*ready)(const void* context), const void*
 
 bool ChannelState::provide(const BlockLayout& layout) noexcept {
   // Under the lock the bound is computed afresh, and exactly: r (the
-  // position up to which permits went back) moves only under the lock,
-  // and lies in [first, first + slots] where `first` is the first position
-  // of the block rx_block_word_ names (finish_block moves both together),
-  // so its low 16 bits pick r there. (A value outside is inconsistent and
-  // the block's end stands in: at most one block more.)
+  // position up to which permits went back) and the receiver's block word
+  // move only under the lock, so returned_position rebuilds r exactly.
   // release_if_drained (the only free of a block at or after r) waits for
   // the lock too.
   lock_list();
   const std::uint32_t permits = bound_.permits_in_use();  // seq_cst, as last_position_bound
   const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
   const std::uint64_t claimed = blocks_.tail_position();
-  const std::uint64_t slots = layout.slots;
-  const std::uint64_t block = claimed / slots;
-  const std::uint64_t first =
-      (block - tag_distance(block_tag(block), blocks_.receiver_tag_locked())) * slots;
-  std::uint64_t receiver = first + ((low - first) & 0xFFFF);
-  if (receiver > first + slots || receiver > claimed) {
-    receiver = first + slots < claimed ? first + slots : claimed;
-  }
+  const std::uint64_t receiver =
+      returned_position(low, claimed, blocks_.receiver_tag_locked(), layout.slots);
   const std::uint64_t last = receiver + permits - 1;
   const bool ok =
       blocks_.extend_locked(block_tag(last / layout.slots), layout, bound_.senders_wait());

@@ -138,6 +138,12 @@ class BlockList {
   bool release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
                                  const Bound& bound, std::uint32_t taken,
                                  Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
+  // The same without the lock (ChannelState::last_position_bound). relaxed:
+  // read after an acquire load of the position published after it (see
+  // there), which orders it.
+  std::uint32_t receiver_tag() const noexcept {
+    return rx_block_word_.load(std::memory_order_relaxed) & kTagMask;
+  }
   // The tag of the block the receiver reads, as of its last finished block
   // (or release_if_drained). Under the lock.
   std::uint32_t receiver_tag_locked() const noexcept {

@@ -148,27 +148,29 @@ class ChannelState {
   // position r up to which permits went back (every position before it was
   // taken and its permit returned) plus the permits in use, minus one.
   // Senders read r's low 16 bits (rx_position_, written under the list
-  // lock by whoever gives permits back, before it gives them), and the
-  // claim counter is never more than `permits` ahead of r, so below
-  // 2^16 - 1 permits the pair gives r exactly; otherwise the claim counter
-  // stands in for r (a larger bound: more blocks, never fewer; provide,
-  // under the lock, narrows it again). Precondition: the caller holds a
-  // permit.
+  // lock by whoever gives permits back, before it gives them). The claim
+  // counter is never more than `permits` ahead of r, so below 2^16 - 1
+  // permits the pair gives r exactly; in a deeper queue r is rebuilt from
+  // the receiver's block word instead (returned_position), as provide does
+  // under the lock. Precondition: the caller holds a permit.
   std::uint64_t last_position_bound() const noexcept {
     // seq_cst: the permits first (a permit counted here is covered by what
     // the caller numbers); then the published position: its acquire half
-    // pairs with the giver's seq_cst store, which happens after the claims
-    // of the positions it covers (the receiver's release add, the giver's
-    // acquire read of it: BlockList::owed_locked), so the claim counter read
-    // next is at least that position; seq_cst orders it after this
-    // holder's permit and against release_if_drained's store (see there).
+    // pairs with the giver's store, which happens after the claims of the
+    // positions it covers (the receiver's release add, the giver's acquire
+    // read of it: BlockList::owed_locked), so the claim counter read next
+    // is at least that position; seq_cst orders it after this holder's
+    // permit and against release_if_drained's store (see there).
     const std::uint32_t permits = bound_.permits_in_use();
     const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
     const std::uint64_t claimed = blocks_.tail_position();
     const std::uint64_t behind = (claimed - low) & 0xFFFF;
-    const std::uint64_t receiver =
-        permits < 0xFFFF && behind <= permits ? claimed - behind : claimed;
-    return receiver + permits - 1;
+    if (permits < 0xFFFF && behind <= permits) return claimed - behind + permits - 1;
+    // The block word is read after the position that the same giver
+    // published after it (or before it: release_if_drained, where the
+    // boundary lies at the end of the older block), so it names r's block
+    // or a later one: a later one only makes the bound larger.
+    return returned_position(low, claimed, blocks_.receiver_tag(), slots()) + permits - 1;
   }
   // Lock-free: true if the tail block is numbered `tag` or later.
   bool covers(std::uint32_t tag) const noexcept { return blocks_.covers(tag); }
@@ -300,6 +302,21 @@ class ChannelState {
   // The same, taking the lock, unless nothing can be owed (one-slot
   // blocks) or a sender waits: false then, without the lock.
   bool collect_owed() noexcept;
+  // r from its low 16 bits `low`: r lies in [first, first + slots], where
+  // `first` is the first position of the block tagged `receiver_tag` (the
+  // receiver's, as of its last finished block: finish_block moves both
+  // together), and r <= `claimed`. An inconsistent pair (a block word newer
+  // than the position) gives a larger value, never a smaller one.
+  static std::uint64_t returned_position(std::uint64_t low, std::uint64_t claimed,
+                                         std::uint32_t receiver_tag, std::uint64_t slots) noexcept {
+    const std::uint64_t block = claimed / slots;
+    const std::uint64_t first = (block - tag_distance(block_tag(block), receiver_tag)) * slots;
+    const std::uint64_t receiver = first + ((low - first) & 0xFFFF);
+    if (receiver > first + slots || receiver > claimed) {
+      return first + slots < claimed ? first + slots : claimed;
+    }
+    return receiver;
+  }
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
