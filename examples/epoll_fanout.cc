@@ -98,12 +98,12 @@ void serve_with_epoll(std::vector<Rx>& receivers, Results& results, std::atomic<
       auto* slot = static_cast<Slot*>(entry.user());
       do {
         for (;;) {
-          auto result = slot->rx->try_recv();
+          auto result = slot->rx->poll_recv();  // never waits on a stalled sender
           if (result.ok()) {
             record(results, result.value());
             continue;
           }
-          if (result.status() == leanchan::RecvStatus::kDisconnected && !slot->ended) {
+          if (result.status() == leanchan::PollStatus::kDisconnected && !slot->ended) {
             slot->ended = true;
             ++ended;
           }

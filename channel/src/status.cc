@@ -34,4 +34,14 @@ std::string_view to_string(RoomStatus status) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(PollStatus status) noexcept {
+  switch (status) {
+    case PollStatus::kOk: return "ok";
+    case PollStatus::kEmpty: return "empty";
+    case PollStatus::kBusy: return "busy";
+    case PollStatus::kDisconnected: return "disconnected";
+  }
+  return "unknown";
+}
+
 }  // namespace leanchan

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "leanchan/channel.h"
@@ -37,6 +38,14 @@ struct Leanchan {
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) { entry.watch(rx); }
   static bool arm(Rx& rx) { return rx.arm_notifier(); }
   static void unwatch(Rx& rx) { rx.clear_notifier(); }
+  // An event if one is there now, never waiting on a stalled sender;
+  // `ended` once the channel has ended.
+  static std::optional<HealthEvent> poll(Rx& rx, bool& ended) {
+    auto result = rx.poll_recv();
+    if (result.ok()) return std::move(result).value();
+    ended = result.status() == leanchan::PollStatus::kDisconnected;
+    return std::nullopt;
+  }
 };
 
 struct TokioStyle {
@@ -50,6 +59,13 @@ struct TokioStyle {
   }
   static bool arm(Rx& rx) { return rx.arm_notifier(); }
   static void unwatch(Rx& rx) { rx.disarm(); }
+  // Its try_recv.
+  static std::optional<HealthEvent> poll(Rx& rx, bool& ended) {
+    auto result = rx.try_recv();
+    if (result.ok()) return std::move(result).value();
+    ended = result.status() == leanchan::RecvStatus::kDisconnected;
+    return std::nullopt;
+  }
 };
 
 }  // namespace proxy

@@ -131,12 +131,10 @@ void Scenario<D>::serve_service(Worker& worker, Service* service) {
   bool ended = false;
   do {
     for (;;) {
-      auto result = service->rx.try_recv();
-      if (!result.ok()) {
-        ended = result.status() == leanchan::RecvStatus::kDisconnected;
-        break;
-      }
-      const HealthEvent& event = result.value();
+      // One slow service never holds the worker (D::poll never waits).
+      const std::optional<HealthEvent> result = D::poll(service->rx, ended);
+      if (!result) break;
+      const HealthEvent& event = *result;
       worker.latency.add(now_ns() - (event.deadline_ns - kEventTtlNs));
       if (event.sequence == service->expected) {
         ++service->expected;
@@ -177,9 +175,9 @@ void Scenario<D>::serve(Worker& worker) {
       }
       do {  // the inbox: adopt new services
         for (;;) {
-          auto result = inbox.try_recv();
+          auto result = inbox.poll_recv();
           if (!result.ok()) {
-            if (result.status() == leanchan::RecvStatus::kDisconnected) inbox_open = false;
+            if (result.status() == leanchan::PollStatus::kDisconnected) inbox_open = false;
             break;
           }
           Service* service = result.value();

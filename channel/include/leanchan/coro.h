@@ -191,13 +191,15 @@ class [[nodiscard]] RecvAwaitable
 
  private:
   // True when done: a message taken (result_) or the channel ended.
+  // Never waits on a sender that is still writing (poll_recv's kBusy):
+  // the coroutine suspends and its sender's publish resumes it.
   bool try_now() noexcept {
-    auto result = this->rx_->try_recv();
+    auto result = this->rx_->poll_recv();
     if (result.ok()) {
       result_.emplace(std::move(result).value());
       return true;
     }
-    return result.status() == RecvStatus::kDisconnected;
+    return result.status() == PollStatus::kDisconnected;
   }
 
   std::optional<T> result_;

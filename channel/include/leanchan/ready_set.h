@@ -11,7 +11,7 @@
 //     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
 //       auto* service = static_cast<Service*>(entry.user());
 //       do {
-//         while (auto r = service->rx.try_recv(); r.ok()) handle(std::move(r).value());
+//         while (auto r = service->rx.poll_recv(); r.ok()) handle(std::move(r).value());
 //       } while (service->rx.arm_notifier());       // re-arm; true = more came
 //     });
 //   }

@@ -109,6 +109,28 @@ class Receiver {
     return RecvResult<T>::failure(RecvStatus::kEmpty);
   }
 
+  // As try_recv(), but never waits: where try_recv would wait for an
+  // earlier sender to publish (its position claimed, its value still being
+  // written, and a later send claimed behind it), this returns kBusy at
+  // once. For a thread that serves many channels (an event loop, a
+  // coroutine executor): one slow producer must not hold it. On kEmpty or
+  // kBusy, arm the notifier (arm_notifier): it fires when that sender
+  // publishes. kBusy is not linearizable the way try_recv's kEmpty is: a
+  // later send may already have completed. Allocates nothing; takes the
+  // list lock only as try_recv does.
+  PollResult<T> poll_recv() noexcept {
+    internal::ChannelState& state = *this->state();
+    std::optional<T> value;
+    if (Ops::try_take(state, cursor_, value)) return PollResult<T>::success(std::move(*value));
+    Ops::release_when_empty(state, cursor_);  // nothing to take: as try_recv
+    if (state.is_finished(cursor_.index)) {
+      if (Ops::try_take(state, cursor_, value)) return PollResult<T>::success(std::move(*value));
+      return PollResult<T>::failure(PollStatus::kDisconnected);
+    }
+    if (state.tail_position() > cursor_.index + 1) return PollResult<T>::failure(PollStatus::kBusy);
+    return PollResult<T>::failure(PollStatus::kEmpty);
+  }
+
   // As recv(), but gives up with kTimedOut once `timeout` has passed. A
   // timeout too long for the clock (nanoseconds::max(), hours::max())
   // waits forever.

@@ -42,6 +42,15 @@ enum class RecvStatus : std::uint8_t {
   kTimedOut,      // recv_for / recv_until: nothing arrived before the deadline
 };
 
+// What Receiver::poll_recv found: RecvStatus's try_recv values, plus kBusy.
+enum class PollStatus : std::uint8_t {
+  kOk,            // a message was taken
+  kEmpty,         // nothing queued now, but senders remain
+  kBusy,          // the next message is still being written by its sender, and a
+                  // later one is claimed behind it: try_recv would wait here
+  kDisconnected,  // nothing queued and nothing can ever arrive again
+};
+
 // What Sender::notify_when_room found. Only kArmed means "wait for the
 // callback"; every other value means "act now", and kHoldsSlot means the
 // slot is reserved for this notifier: a plain try_send cannot use it (it
@@ -58,6 +67,7 @@ enum class [[nodiscard]] RoomStatus : std::uint8_t {
 std::string_view to_string(SendStatus status) noexcept;
 std::string_view to_string(RecvStatus status) noexcept;
 std::string_view to_string(RoomStatus status) noexcept;
+std::string_view to_string(PollStatus status) noexcept;
 
 namespace internal {
 
@@ -142,6 +152,9 @@ constexpr bool send_holds_value(SendStatus status) noexcept {
 constexpr bool recv_holds_value(RecvStatus status) noexcept {
   return status == RecvStatus::kOk;
 }
+constexpr bool poll_holds_value(PollStatus status) noexcept {
+  return status == PollStatus::kOk;
+}
 
 }  // namespace internal
 
@@ -182,6 +195,31 @@ class [[nodiscard]] RecvResult
   static RecvResult failure(RecvStatus status) noexcept {
     assert(status != RecvStatus::kOk);
     return RecvResult(status);
+  }
+
+  using Base::ok;
+  using Base::status;
+  // The message taken. Precondition: ok().
+  using Base::value;
+
+ private:
+  using Base::Base;
+};
+
+// The outcome of poll_recv. Holds the message iff ok(). Movable; copyable
+// when T is.
+template <class T>
+class [[nodiscard]] PollResult
+    : private internal::StatusAndValue<T, PollStatus, &internal::poll_holds_value> {
+  using Base = internal::StatusAndValue<T, PollStatus, &internal::poll_holds_value>;
+
+ public:
+  static PollResult success(T&& value) noexcept {
+    return PollResult(PollStatus::kOk, std::move(value));
+  }
+  static PollResult failure(PollStatus status) noexcept {
+    assert(status != PollStatus::kOk);
+    return PollResult(status);
   }
 
   using Base::ok;
