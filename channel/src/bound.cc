@@ -384,6 +384,15 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
   // RMW), so a sender that takes one of them reads this position or a
   // later one (see last_position_bound).
   rx_position_.store(end, std::memory_order_release);
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 3) {
+    // The explorer's self-test: the permits after the unlock, as before
+    // (a sender providing in between numbers a block no message uses).
+    unlock_list();
+    release_permits(owed);
+    return head;
+  }
+#endif
   WaitNode* woken = nullptr;
   WaitNode* const next = settle_locked(owed, woken);  // after the block work: ceil(C/b)+1
   unlock_list();
@@ -627,7 +636,17 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
   unlock_list();
   await_firing(node);
   // A grant it was woken for and did not use goes to the next waiter.
-  if (take_grant(node)) return_unused(1);
+  if (take_grant(node)) {
+#if defined(LEANCHAN_EXPLORE)
+    // The explorer's self-test: the grant back without telling the
+    // receiver, as before (a closed receiver armed meanwhile never wakes).
+    if (explore::mutant() == 4) {
+      release_permits(1);
+      return false;
+    }
+#endif
+    return_unused(1);
+  }
   return false;
 }
 

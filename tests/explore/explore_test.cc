@@ -21,6 +21,7 @@
 #include "explorer.h"
 #include "leanchan/channel.h"
 #include "leanchan/internal/futex.h"
+#include "reliability_scenarios.h"
 #include "scenario_support.h"
 
 namespace {
@@ -542,6 +543,19 @@ TEST(Explore, CoroutineStartedOffTheExecutor) {
     send_in_coroutine(tx, executor, finished, executor).handle.resume();  // on this thread
     join_all();
   });
+}
+
+// The receiver's give-back at a block's end racing a send that provides.
+TEST(Explore, FinishBlockRacingAProvidingSend) {
+  run_scenario("finish_block racing provide", 2,
+               [] { leanchan::explore_test::finish_block_racing_a_providing_send(); });
+}
+
+// A notifier's slot given back after close ends the channel for an armed
+// receiver.
+TEST(Explore, CancelAfterCloseWakesTheReceiver) {
+  run_scenario("cancel after close", 2,
+               [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); });
 }
 
 }  // namespace

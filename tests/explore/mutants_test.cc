@@ -9,6 +9,7 @@
 
 #include "explorer.h"
 #include "leanchan/channel.h"
+#include "reliability_scenarios.h"
 #include "scenario_support.h"
 
 namespace {
@@ -64,6 +65,23 @@ TEST(ExploreMutant, ReleaseMissesAWaiterAnnouncingAtTheSameMoment) {
                       join_all();
                     },
                     2));
+}
+
+// Defect 3: finish_block publishes the receiver's position and unlocks
+// before the block's permits go back: a send providing in between counts
+// them twice and numbers a block no message uses.
+TEST(ExploreMutant, FinishBlockGivesBackAfterTheUnlock) {
+  expect_caught("finish_block gives back after the unlock",
+                explore_with_env(
+                    [] { leanchan::explore_test::finish_block_racing_a_providing_send(); }, 3));
+}
+
+// Defect 4: cancel_notify gives a notifier's slot back without telling the
+// receiver: a closed receiver that armed meanwhile sleeps forever.
+TEST(ExploreMutant, CancelAfterCloseDoesNotWakeTheReceiver) {
+  expect_caught("cancel after close does not wake the receiver",
+                explore_with_env(
+                    [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); }, 4));
 }
 
 }  // namespace

@@ -40,6 +40,10 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    that links it (as the first waiting layer counted armed notifiers).
 // 2: a release checks the waiting bit with a load and then subtracts with
 //    a separate RMW, so a waiter that announces itself in between is missed.
+// 3: finish_block gives the finished block's permits back after the list
+//    lock is released, so a sender providing in between counts them twice.
+// 4: cancel_send gives a notifier's unused grant back without telling the
+//    receiver, which may have armed its notifier on a closed channel.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on
