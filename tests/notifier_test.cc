@@ -281,3 +281,25 @@ TEST(Notifier, TheDocumentedSendLoopEndsWhenTheChannelCloses) {
 }
 
 }  // namespace
+
+namespace {
+
+// A deliberate difference from Tokio (docs/differences.md): a slot handed
+// to a send notifier before close() is the notifier's, and try_send(value,
+// notifier) uses it after close(); the receiver gets that message, then
+// the end. (Tokio's PollSender fails the re-poll after close.)
+TEST(Notifier, ASlotHandedBeforeCloseIsRedeemableAfterIt) {
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  Counter counter;
+  leanchan::Notifier notifier(&Counter::bump, &counter);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
+  ASSERT_EQ(rx.try_recv().value(), 1);  // hands the slot to the notifier
+  rx.close();
+  EXPECT_EQ(tx.try_send(2).status(), leanchan::SendStatus::kClosed);
+  EXPECT_TRUE(tx.try_send(3, notifier).ok());
+  EXPECT_EQ(rx.try_recv().value(), 3);
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+}
+
+}  // namespace
