@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The designs under benchmark, behind one shape: Design::make<T>(capacity)
 // returns {sender, receiver}; a sender is copyable and has send(T); a
 // receiver has recv() -> std::optional<T>. One benchmark body serves all.

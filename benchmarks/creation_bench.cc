@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Creation: 10,000 channels created and destroyed (create), or created, one
 // message sent and received on each, and destroyed (create+message). The
 // counting heap hook is linked in, so each run also reports heap bytes per

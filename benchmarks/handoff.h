@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A cache line passed between two threads, with no channel: the floor under
 // any message from one thread to another on this machine. One round trip
 // moves the line to the other thread's core and back (two moves). On a VM

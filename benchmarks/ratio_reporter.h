@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A console reporter that also remembers each run, then prints, per workload,
 // every design's figure divided by the baseline's from the same run.
 // Benchmark names are "<suite>/<design>/<workload...>".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Throughput (1 and 4 producers to 1 consumer) and ping-pong latency, for
 // leanchan at block sizes 1, 4, 8 and 32, the Tokio-style baseline (waiting
 // as leanchan waits: the reference of the ratios), the same baseline

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The waiter queue's cost with many waiters (docs/design.md "The waiter
 // queue"): arming and cancelling one send notifier, and a receive that
 // hands its slot to the first waiter, with 0 .. 16,384 other notifiers

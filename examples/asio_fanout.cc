@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan-asio-fanout: an io_context serves many channels, each with a
 // receive always pending, for leanchan (leanchan::asio::AsyncReceiver) and
 // for Asio's own experimental::concurrent_channel, in the same run. A

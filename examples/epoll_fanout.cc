@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan-epoll-fanout: one thread serves many channels through a ReadySet
 // and epoll (--mode=epoll), or one blocked thread per channel serves them
 // (--mode=threads). A producer sends timestamped 24-byte events to random

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs the benchmark suites once and prints, per workload, leanchan's figure
 # divided by the Tokio-style baseline's from the same run (> 1 = faster).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The multi-producer scaling run, for a larger machine: runs a prebuilt
 # Release throughput benchmark (build-device-run/, made by
 #   cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release ... and copied with

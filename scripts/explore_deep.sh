@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A deeper run of the schedule explorer, for a big machine: every scenario
 # with preemption bound 3 (CI runs bound 2, bound 1 for the largest; see
 # docs/explorer.md). Hours on 2 cores; scenarios run in parallel, one per core.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # leanchan against the channels people use (docs/peers.md): C++ (leanchan,
 # the Tokio-style baseline, moodycamel), Rust (crossbeam-channel, Tokio mpsc)
 # and Go (buffered chan), on identical workloads, one configuration per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Draws the report's figures as SVG charts with gnuplot (Debian's
 # gnuplot-nox), into DIR (default docs/charts):
 #   heap_24.svg, heap_1024.svg   heap bytes of one channel after `capacity`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job: installs what is missing, builds the memory-table report and
 # prints it over glibc malloc, then the many-channels table over mimalloc.
 # Arguments go to the glibc run (see build-report/profiler/report/leanchan-memtable --help).

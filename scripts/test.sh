@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what is missing, builds leanchan and runs every test.
 #
 #   scripts/test.sh          optimized build, all tests (incl. consumers)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Allocation failure: a block that cannot be allocated fails the send that
 // needed it with SendStatus::kNoMemory, hands the value back, claims
 // nothing, and leaves the channel fully usable. Every send form, block

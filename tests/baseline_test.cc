@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Tokio-style baseline keeps its own contract: exactly-once, in-order
 // delivery under many producers, and Tokio 1.24's memory formula to the byte
 // (docs/tokio_style.md sections 4 and 6).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every method of the channel contract (the headers under channel/include/leanchan/), including its
 // error paths: full, closed, timed out, and the value handed back each time.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Coroutine types shared by the tests: Task keeps its frame until it is
 // destroyed; Detached frees its own frame when it finishes.
 #ifndef LEANCHAN_TESTS_CORO_SUPPORT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Coroutine send and receive: backpressure, close while suspended, and
 // cancellation by destroying a suspended coroutine.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The receiver gives permits back in batches (docs/design.md "Giving permits
 // back"): it counts what it takes in its block's header and returns the
 // permits at the block's end, when a sender waits (the want bit), and when

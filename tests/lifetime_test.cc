@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every message is constructed once and destroyed exactly once, by whoever
 // holds it last (leanchan/receiver.h): the receiver, the sender it was handed back to,
 // or the channel's last handle.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How often a receiver that keeps up takes the list lock. It empties the
 // queue in the middle of nearly every block; step 10 (free the spare) runs
 // only when it finds the channel empty, not at those momentary drains, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Channels whose memory comes from a std::pmr::memory_resource: the control
 // block (64 + 8 bytes) and every block go through it, nothing through the
 // global operator new, and everything comes back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memory promises of docs/problem.md, asserted to the byte with the counting
 // heap hook (leanchan::profiler_hook is linked into this test).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report executable's error paths: exit code 2 and a one-line message
 // naming the problem; and a small successful run.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report's rows are the channel's real costs: every leanchan row matches
 // docs/memory.md's formulas to the byte, for every message size and block size.
 #include <gtest/gtest.h>

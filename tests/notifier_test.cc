@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Readiness notifiers (leanchan/notifier.h): one-shot, never lost, never
 // running after clear/cancel returns, and free of allocation.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The counting hook counts exactly: every operator form gives exact deltas,
 // and four threads allocating at once leave the counters consistent.
 #include <gtest/gtest.h>

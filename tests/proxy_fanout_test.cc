@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The proxy fan-out example, run small: no event lost or duplicated, on
 // both designs, and leanchan's memory back within one block per service of
 // idle after the bursts drain.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Races on close and drop: each scenario repeats many rounds, ends on its
 // own (no sleep synchronizes anything), and accounts for every message.
 #include <gtest/gtest.h>

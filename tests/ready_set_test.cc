@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One thread serves 10,000 channels through a ReadySet and epoll: every
 // event is delivered exactly once, and every channel's end is seen.
 #include "leanchan/ready_set.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // recv_many when the output vector cannot grow. This binary replaces the
 // global operator new (the plain and array forms; the nothrow forms and the
 // deletes only so that every pair matches) so that a test can make the next

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Retention policies and shrink_to_fit: what a channel keeps when it drains,
 // asserted to the byte with the profiler's counting hook.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SendResult and RecvResult hold a status and, only when the status says so,
 // a value (leanchan/status.h). Their special members are written by hand (a
 // union, not std::optional), so these tests pin what they must do: the value

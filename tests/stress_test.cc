@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Many producers, one consumer: nothing lost, nothing duplicated, each
 // producer's order kept, every message destroyed once. Parameters: producers
 // {1,2,4,8} x block size {1,2,7,32} x capacity {1,3,64}. Each producer mixes

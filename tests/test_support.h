@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers shared by the channel tests: a message type that counts its own
 // constructions and destructions, and stress parameters sized for the build.
 #ifndef LEANCHAN_TESTS_TEST_SUPPORT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The waiter queue's ring (leanchan/internal/waiter_queue.h): the receive
 // notifier stays first, closed watchers stay out of the senders' way (one
 // representative in the ring), senders keep FIFO order, every operation is

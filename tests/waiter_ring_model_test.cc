@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A randomized model check of the waiter queue's ring (internal API): every
 // operation mirrored on a plain list, and the two compared after each step.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The API that rides on the waiter queue: reserve_many / try_reserve_many,
 // closed() and its timed and awaitable forms, strong and weak counts,
 // Receiver::is_closed, async_reserve and async_recv_many; and the queue's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stress: mixed waiters (threads, timed senders, reserve_many, notifiers,
 // closed watchers) on a small channel; checks per-sender FIFO, no lost
 // wake-up (bounded run time), and that every slot comes back.

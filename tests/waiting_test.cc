@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The waiting layer: who is woken when a slot frees or a message lands, in
 // what order, and what a timeout means. Regression tests for defects of the
 // first waiting layer; public API only.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Windows of a few instructions in the waiting layer, exercised
 // deterministically: a test point (leanchan/internal/test_point.h) holds one
 // thread exactly there while the test drives the others. Linked against the

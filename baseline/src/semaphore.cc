@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "tokio_style/semaphore.h"
 
 #include <climits>

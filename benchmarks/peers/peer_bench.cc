@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan-peer-bench: one configuration per process, for scripts/peers.sh.
 // The Rust (rust/) and Go (go/) peers take the same arguments, run the same
 // workload and print the same line (docs/peers.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The block list: the list lock, the tail seqlock, opening blocks for
 // senders, retiring and recycling them for the receiver (docs/design.md
 // steps 4, 5, 8, 9 and 10, and "Recycling").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The bound and its waiter queue (docs/design.md "The bound" and "The waiter
 // queue"): permits, FIFO hand-off of freed slots to waiting senders (threads,
 // notifiers, coroutines alike), cancellation that passes a grant on, close,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "leanchan/channel.h"
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What needs more than one part of the control block: the receiver's bounded
 // watching before it sleeps (step 11), attaching its notifier (the waiter
 // queue under the list lock, and the signal), and memory_usage. The parts

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "leanchan/executor.h"
 
 namespace leanchan {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Linux futex wrappers; see leanchan/internal/futex.h for the contract.
 #include "leanchan/internal/futex.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Instantiates the channel's class templates once inside the library, so
 // that the headers' code is compiled with the library's own warnings
 // (-Wconversion included) and any warning there fails the build, whatever

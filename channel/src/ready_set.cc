@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "leanchan/ready_set.h"
 
 #include <fcntl.h>

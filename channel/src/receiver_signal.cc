@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The receiver's signal (leanchan/internal/receiver_signal.h; docs/design.md
 // steps 6, 11-14): waking a sleeping receiver and its notifier's state
 // machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The portable wait backend (see leanchan/internal/futex.h for the
 // contract): for systems without Linux futexes, or chosen on Linux with
 // -DLEANCHAN_WAIT_BACKEND=portable. Waiters park on one of a fixed table of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The waiter queue's ring (leanchan/internal/waiter_queue.h). Every function
 // runs under the channel's list lock, so the links are plain fields.
 #include "leanchan/internal/waiter_queue.h"

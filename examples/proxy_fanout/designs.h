@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two channel designs the proxy scenario runs on, behind one shape:
 // make(capacity), watch(rx, entry) to attach a ReadyEntry, arm(rx) after
 // draining (true = something is there already), unwatch(rx).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A fixed-size log-linear latency histogram: the proxy records every
 // event's latency into it without allocating and without growing, so that
 // the resident memory the proxy reports is the proxy's, not the samples'.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan-proxy-fanout: the proxy's per-service event fan-out (docs/problem.md)
 // on leanchan and on the Tokio-style baseline, for several service counts.
 // Prints one Markdown row per (design, services). A run is bounded: it sends

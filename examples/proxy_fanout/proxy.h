@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The proxy scenario: N upstream services, one channel of health events
 // each, a health checker that fans events out at a steady rate plus zone
 // bursts, services added and removed while it runs, and a small pool of

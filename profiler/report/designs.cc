@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "designs.h"
 
 #include <algorithm>

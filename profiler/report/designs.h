@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The designs the memory-table report can measure, by name.
 #ifndef LEANCHAN_PROFILER_REPORT_DESIGNS_H_
 #define LEANCHAN_PROFILER_REPORT_DESIGNS_H_

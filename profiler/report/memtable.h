@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memory-table report's measurements: what a channel costs in heap bytes
 // at create, after a fill and after a drain, and what many idle channels cost
 // in heap and resident memory. Each design is measured through the same

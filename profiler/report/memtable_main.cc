@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan-memtable: prints what channels cost in heap bytes at create, after
 // a fill and after a drain, for each design x message size x capacity, and
 // what many channels cost idle, after a burst and after draining.

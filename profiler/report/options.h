@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The report's command line, validated: every problem becomes one message.
 #ifndef LEANCHAN_PROFILER_REPORT_OPTIONS_H_
 #define LEANCHAN_PROFILER_REPORT_OPTIONS_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "output.h"
 
 #include "absl/strings/str_cat.h"

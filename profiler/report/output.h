@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Writing the report's tables as Markdown, CSV or JSON.
 #ifndef LEANCHAN_PROFILER_REPORT_OUTPUT_H_
 #define LEANCHAN_PROFILER_REPORT_OUTPUT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage for the heap counters; see leanchan/profiler/heap_counters.h.
 #include "leanchan/profiler/heap_counters.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The counting hook: replaces every form of global operator new and delete.
 // Linked by choice (leanchan::profiler_hook); see heap_counters.h.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "leanchan/profiler/resident_memory.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Compiled with LEANCHAN_TEST_BLOCK_SIZE set to 0, 33 or a valid size: the
 // invalid ones must fail with the static_assert's message (see CMakeLists.txt).
 #include "leanchan/channel.h"

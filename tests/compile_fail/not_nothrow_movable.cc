@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Must fail: a message whose move constructor may throw.
 #include "leanchan/channel.h"
 

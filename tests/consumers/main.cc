@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A consumer program: links leanchan::channel and moves a few messages.
 #include <cstdio>
 #include <thread>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Builds and runs both consumer projects: one pulls leanchan in with
 # add_subdirectory, the other installs it to a scratch prefix and finds it
 # with find_package. Run with:

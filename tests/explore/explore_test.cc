@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The channel's own code, model-checked: each scenario runs under every
 // schedule of its threads up to the preemption bound (explorer.h), and
 // checks exactly-once delivery and destruction, FIFO per sender, the block

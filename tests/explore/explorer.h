@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/explore/explorer.h: the schedule explorer's driver. Runs a small
 // scenario of the channel's real code under every interleaving of its
 // threads, up to a preemption bound, and reports the first failing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The futex of the explorer build (replaces channel/src/futex.cc there): a
 // wait blocks the thread in the scheduler until a matching wake, or, for a
 // timed wait, until the scheduler lets the deadline pass.

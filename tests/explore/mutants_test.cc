@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The explorer finds real bugs: each test re-introduces, in the explorer
 // build only, a defect of the kind found in the first waiting layer, and
 // passes when the explorer reports it with a schedule (ctest label:

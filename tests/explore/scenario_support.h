@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tests/explore/scenario_support.h: what the explorer's scenarios share: a
 // message that counts its instances, an event a thread can wait on (through
 // the explored futex, so the explorer sees the wait), and the runner.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The schedule explorer's scheduler (explorer.h for the
 // driver, leanchan/internal/explore.h for the hooks). Compiled only into
 // the explorer's test library.

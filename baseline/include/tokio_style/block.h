@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tokio_style/block.h: the 32-slot block of the Tokio-style baseline, built
 // from Tokio 1.24's design as docs/tokio_style.md describes it. Our own
 // code, not a port.

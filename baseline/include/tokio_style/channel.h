@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tokio_style/channel.h: a C++ channel built the way Tokio 1.24's bounded
 // mpsc is built (docs/tokio_style.md), the baseline the
 // benchmarks and the memory report measure leanchan against. Same API shape

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tokio_style/list.h: the unbounded block list under the Tokio-style
 // channel (docs/tokio_style.md sections 3 and 4): slot claim by fetch_add, the walk to
 // a slot's block, growth, the tail release, and the receiver's reclamation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // tokio_style/semaphore.h: the bound of the Tokio-style baseline, a counting
 // semaphore with a FIFO wait list behind a mutex (docs/tokio_style.md
 // section 5).

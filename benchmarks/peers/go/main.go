@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The Go peer of scripts/peers.sh: same arguments, workload and output line
 // as benchmarks/peers/peer_bench.cc (docs/peers.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/channel.h: a bounded multi-producer single-consumer channel that
 // costs the memory of what it holds, not of what it might hold.
 //

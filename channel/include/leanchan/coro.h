@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/coro.h: C++20 coroutine awaitables over a channel.
 //
 //   leanchan::ManualExecutor executor;                 // or your own Executor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/executor.h: where coroutines awaiting a channel are resumed.
 //
 // A channel never resumes a coroutine on the thread that made it ready (a

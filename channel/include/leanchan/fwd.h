@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/fwd.h: declarations of the channel's class templates, with their
 // default block size, and the limits every part shares.
 #ifndef LEANCHAN_FWD_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/notifier.h: readiness callbacks, so that one thread can serve many
 // channels (an event loop) instead of blocking a thread on each.
 //

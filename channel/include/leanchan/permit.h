@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/permit.h: reserved slots of a channel: Permit (one) and
 // PermitBatch (several). Obtain them from Sender::reserve, try_reserve,
 // reserve_many or try_reserve_many (leanchan/sender.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/ready_set.h: one file descriptor (an eventfd on Linux, a pipe on
 // other POSIX systems) for many channels, so a poll/epoll/kqueue loop
 // serves thousands of receivers from one thread.

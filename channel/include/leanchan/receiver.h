@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/receiver.h: the consuming handle of a channel.
 //
 //   auto [tx, rx] = leanchan::channel<Event>(64);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/sender.h: the sending handles of a channel: Sender and
 // WeakSender (Permit and PermitBatch: leanchan/permit.h). Create them with
 // leanchan::channel (leanchan/channel.h).

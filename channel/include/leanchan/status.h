@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/status.h: what a send or a receive reports, and the value it hands back.
 //
 // A send that fails never loses the message: SendResult<T> carries it back to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/atomic.h: the atomic type and the pauses the channel's
 // code uses, so that one build can run the real code under a deterministic
 // scheduler (the schedule explorer, tests/explore/).

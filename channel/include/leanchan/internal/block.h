@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/block.h: a block of slots and its 16-byte header.
 //
 // A block is one heap allocation: a BlockHeader followed by BlockSize slots of

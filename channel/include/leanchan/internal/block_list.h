@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/block_list.h: the list of blocks messages live in, and
 // the claim counter that hands out their positions (docs/design.md steps
 // 3-5 and 7-10, "Recycling", "Memory reclamation while senders walk the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/bound.h: the bound of a channel, one 32-bit word that
 // every send and receive touches (docs/design.md steps 1-2, "The waiter
 // queue"). Part of the 64-byte control block (channel_state.h).

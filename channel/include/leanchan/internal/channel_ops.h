@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/channel_ops.h: the templated half of the algorithm: put a
 // value in its slot, take one out, destroy what is left at the end.
 // Step numbers refer to docs/design.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/channel_state.h: the 64-byte control block every handle
 // of one channel points to, and the non-templated half of the algorithm.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/explore.h: the schedule explorer's hooks, compiled only
 // into the explorer's test library (LEANCHAN_EXPLORE; see
 // leanchan/internal/atomic.h and docs/explorer.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/futex.h: sleeping on a 32-bit atomic word.
 //
 // The channel's waits all follow one pattern: announce the wait, re-check the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/lifetime.h: the reference counts of a channel.
 //
 //   senders  Senders + live Permits and PermitBatches: while it is above 0

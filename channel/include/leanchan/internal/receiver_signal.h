@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/receiver_signal.h: how senders tell the receiver that
 // something happened (a message published, the last sender gone, a permit
 // dropped): by waking it if it sleeps, or by firing its notifier if one is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/test_point.h: named points in the channel's code where
 // a test can hold a thread, to exercise a window of a few instructions
 // deterministically (a stress test rarely lands in one).

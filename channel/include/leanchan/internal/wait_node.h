@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/wait_node.h: one waiter of a channel, owned by the
 // waiter itself (a Notifier, a coroutine frame, a sleeping thread's stack):
 // the channel never allocates one. docs/design.md "The waiter queue" gives

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/internal/waiter_queue.h: the channel's intrusive waiter queue.
 //
 // One pointer in the control block anchors a circular doubly-linked ring of

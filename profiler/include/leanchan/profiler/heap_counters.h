@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/profiler/heap_counters.h: process-wide counts of what global
 // operator new / delete hand out, kept by the counting hook.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/profiler/heap_probe.h: heap deltas over a scope.
 //
 //   leanchan::profiler::HeapProbe probe;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/profiler/resident_memory.h: the process's resident memory.
 #ifndef LEANCHAN_PROFILER_RESIDENT_MEMORY_H_
 #define LEANCHAN_PROFILER_RESIDENT_MEMORY_H_
