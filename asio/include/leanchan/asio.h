@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio.h: leanchan channels as Asio I/O objects (optional,
 // header-only; target leanchan::asio, built when Asio's headers are found).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio/host.h: what AsyncReceiver and AsyncSender share: the
 // executor, the registration with its execution context, the one pending
 // operation, its resumption protocol and cancellation. Internal: include

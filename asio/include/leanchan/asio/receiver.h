@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio/receiver.h: a leanchan Receiver as an Asio I/O object.
 // Include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_RECEIVER_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio/registry.h: an execution-context service that knows every
 // leanchan::asio object made on the context, so that shutting the context
 // down destroys their pending operations (handlers destroyed, not called),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio/resumer.h: the parts the Asio receiver and sender share:
 // which Asio (standalone or Boost), the hand-off between a channel notifier
 // and an operation's resumption, and a type-erased pending operation

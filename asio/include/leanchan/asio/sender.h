@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // leanchan/asio/sender.h: a leanchan Sender as an Asio I/O object.
 // Include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_SENDER_H_
