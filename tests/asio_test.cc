@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: MIT
 // leanchan::asio on real io_contexts: completion tokens (callbacks,
 // use_awaitable, deferred), end of stream, cancellation (slots and
 // cancel(), racing with sends), resumption on the handler's executor, work
-// tracking, the handler's allocator, and a multi-threaded stress with
-// exactly-once, per-producer FIFO delivery.
+// tracking, the handler's allocator, a multi-threaded stress with
+// exactly-once, per-producer FIFO delivery, and destruction with a
+// resumption already posted.
 // The window between arming and suspending, opened by a test hook (see
 // leanchan/asio/resumer.h): what runs there runs inside the operation.
 void leanchan_test_after_arm();
@@ -21,6 +23,7 @@ void leanchan_test_after_arm();
 #include <memory_resource>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -95,6 +98,15 @@ TEST(AsioResumer, AKickWhileActiveMakesSuspendFail) {
   resumer.end();
   EXPECT_FALSE(resumer.kick());  // no operation: nothing to post
 }
+
+TEST(AsioStepGate, AClosedGateLetsNoStepIn) {
+  leanchan::asio::internal::GateRef object(leanchan::asio::internal::StepGate::create());
+  leanchan::asio::internal::GateRef step = object;  // what a posted step holds
+  EXPECT_TRUE(step->enter());
+  step->leave();  // close() would have waited until here
+  object->close();
+  EXPECT_FALSE(step->enter());  // the object is gone: the step does nothing
+}  // the last reference deletes the gate (ASan checks it is not leaked)
 
 TEST(AsioReceiver, MessageInTheArmToSuspendWindowIsNotLost) {
   // The message arrives after the notifier is armed and before the
@@ -612,6 +624,198 @@ TEST(AsioSender, ReleaseHandsTheSenderBack) {
   EXPECT_EQ(tx_rx.first.strong_count(), 2u);
   ASSERT_TRUE(raw.try_send(4).ok());
   EXPECT_EQ(tx_rx.second.try_recv().value(), 4);
+}
+
+// Destroying an object right after a kick posted its resumption (documented
+// as allowed with an operation pending): the posted step must not touch the
+// destroyed object, the handler is destroyed uncalled, nothing is lost and
+// a slot handed to a destroyed sender goes back to the channel. The objects
+// live on the heap so that ASan sees a step that runs on freed memory.
+TEST(AsioLifetime, ReceiverDestroyedAfterASendKickedItsPendingReceive) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  auto rx = std::make_unique<AsyncReceiver<int>>(io.get_executor(), std::move(tx_rx.second));
+  auto token = std::make_shared<int>(0);
+  bool called = false;
+  rx->async_recv([&called, token](asio::error_code, std::optional<int>) { called = true; });
+  ASSERT_TRUE(tx.try_send(5).ok());  // fires the notifier: the kick posts a step
+  rx.reset();
+  EXPECT_EQ(token.use_count(), 1);  // the handler went with the object
+  io.run();                         // runs the posted step
+  EXPECT_FALSE(called);
+  EXPECT_TRUE(tx.is_closed());
+}
+
+TEST(AsioLifetime, ReceiverDestroyedAfterCancelKickedItsPendingReceive) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  auto rx = std::make_unique<AsyncReceiver<int>>(io.get_executor(), std::move(tx_rx.second));
+  auto token = std::make_shared<int>(0);
+  bool called = false;
+  rx->async_recv([&called, token](asio::error_code, std::optional<int>) { called = true; });
+  rx->cancel();  // the kick posts a step
+  rx.reset();
+  EXPECT_EQ(token.use_count(), 1);
+  io.run();
+  EXPECT_FALSE(called);
+  EXPECT_EQ(tx.try_send(1).status(), leanchan::SendStatus::kClosed);
+}
+
+TEST(AsioLifetime, SenderDestroyedAfterASlotWasHandedToItsPendingSend) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_tx = tx_rx.first;
+  auto& raw_rx = tx_rx.second;
+  ASSERT_TRUE(raw_tx.try_send(0).ok());  // full
+  auto tx = std::make_unique<AsyncSender<int>>(io.get_executor(), raw_tx);
+  auto token = std::make_shared<int>(0);
+  bool called = false;
+  tx->async_send(1, [&called, token](asio::error_code) { called = true; });
+  ASSERT_EQ(raw_rx.try_recv().value(), 0);  // the freed slot is handed over: a kick
+  EXPECT_EQ(raw_tx.capacity(), 0u);         // ... held by the pending send
+  tx.reset();
+  EXPECT_EQ(token.use_count(), 1);
+  io.run();
+  EXPECT_FALSE(called);
+  EXPECT_EQ(raw_tx.capacity(), raw_tx.max_capacity());                  // the slot came back
+  EXPECT_EQ(raw_rx.try_recv().status(), leanchan::RecvStatus::kEmpty);  // 1 was not sent
+  ASSERT_TRUE(raw_tx.try_send(2).ok());
+  EXPECT_EQ(raw_rx.try_recv().value(), 2);
+}
+
+TEST(AsioLifetime, SenderDestroyedAfterCancelKickedItsPendingSend) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  auto& raw_tx = tx_rx.first;
+  auto& raw_rx = tx_rx.second;
+  ASSERT_TRUE(raw_tx.try_send(0).ok());
+  auto tx = std::make_unique<AsyncSender<int>>(io.get_executor(), raw_tx);
+  auto token = std::make_shared<int>(0);
+  bool called = false;
+  tx->async_send(1, [&called, token](asio::error_code) { called = true; });
+  tx->cancel();
+  tx.reset();
+  EXPECT_EQ(token.use_count(), 1);
+  io.run();
+  EXPECT_FALSE(called);
+  EXPECT_EQ(raw_rx.try_recv().value(), 0);
+  EXPECT_EQ(raw_rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  EXPECT_EQ(raw_tx.capacity(), raw_tx.max_capacity());
+}
+
+// A message that counts the live ones (moved-from ones do not count).
+struct Counted {
+  explicit Counted(std::atomic<int>* counter) : live(counter) { live->fetch_add(1); }
+  Counted(Counted&& other) noexcept : live(std::exchange(other.live, nullptr)) {}
+  Counted& operator=(Counted&& other) noexcept {
+    if (this != &other) {
+      reset();
+      live = std::exchange(other.live, nullptr);
+    }
+    return *this;
+  }
+  ~Counted() { reset(); }
+  void reset() noexcept {
+    if (live != nullptr) std::exchange(live, nullptr)->fetch_sub(1);
+  }
+  std::atomic<int>* live;
+};
+
+// Counts up `gone` when the last copy of the handler that holds it is
+// destroyed (after it ran, or uncalled).
+std::shared_ptr<void> handler_gone_signal(std::atomic<int>& gone) {
+  return std::shared_ptr<void>(new int(0), [&gone](void* p) {
+    delete static_cast<int*>(p);
+    gone.fetch_add(1);
+    gone.notify_all();
+  });
+}
+
+void wait_for(std::atomic<int>& counter, int value) {
+  for (int now = counter.load(); now != value; now = counter.load()) counter.wait(now);
+}
+
+TEST(AsioLifetime, DestroyedWhileFourThreadsRunTheKickedStep) {
+  // Each round kicks a pending operation (a message or a freed slot, or
+  // cancel()) and destroys its object at once while four threads run the
+  // io_context: the step either completes the operation first (its handler
+  // runs once) or finds the object gone (the handler is destroyed uncalled).
+  constexpr int kRounds = 200;
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 4; ++i) pool.emplace_back([&io] { io.run(); });
+  std::atomic<int> live{0};  // messages not yet destroyed
+  std::atomic<int> gone{0};  // handlers destroyed (after running, or uncalled)
+  int completed_first = 0;   // rounds whose step won the race
+  // Yielding a varying number of times between the kick and the
+  // destruction lets the step win some rounds and lose others (timing
+  // only: the outcome of each round is checked whichever wins).
+  const auto jitter = [](int round) {
+    for (int i = 0; i < round % 8; ++i) std::this_thread::yield();
+  };
+  for (int round = 0; round < kRounds; ++round) {
+    const bool by_cancel = round % 4 >= 2;
+    std::atomic<int> calls{0};
+    std::atomic<int> ok{0};  // completions without error (a message received or sent)
+    if (round % 2 == 0) {
+      auto tx_rx = leanchan::channel<Counted>(1);
+      auto rx =
+          std::make_unique<AsyncReceiver<Counted>>(io.get_executor(), std::move(tx_rx.second));
+      rx->async_recv([&, signal = handler_gone_signal(gone)](asio::error_code ec,
+                                                             std::optional<Counted> value) {
+        calls.fetch_add(1);
+        if (!ec && value.has_value()) ok.fetch_add(1);
+        EXPECT_EQ(ec == asio::error::operation_aborted, !value.has_value());
+      });
+      if (by_cancel) {
+        rx->cancel();
+      } else {
+        EXPECT_TRUE(tx_rx.first.try_send(Counted(&live)).ok());
+      }
+      jitter(round / 4);
+      rx.reset();
+      wait_for(gone, round + 1);
+      // A cancelled receive takes nothing; a kicked one takes the message at
+      // most once (otherwise it stayed in the channel, gone with it).
+      EXPECT_EQ(ok.load(), by_cancel ? 0 : calls.load()) << "round " << round;
+    } else {
+      auto tx_rx = leanchan::channel<Counted>(1);
+      auto& raw_tx = tx_rx.first;
+      auto& raw_rx = tx_rx.second;
+      EXPECT_TRUE(raw_tx.try_send(Counted(&live)).ok());  // full
+      auto tx = std::make_unique<AsyncSender<Counted>>(io.get_executor(), raw_tx);
+      tx->async_send(Counted(&live), [&, signal = handler_gone_signal(gone)](asio::error_code ec) {
+        calls.fetch_add(1);
+        if (!ec) ok.fetch_add(1);
+      });
+      if (by_cancel) {
+        tx->cancel();
+      } else {
+        EXPECT_TRUE(raw_rx.try_recv().ok());  // hands the freed slot over: a kick
+      }
+      jitter(round / 4);
+      tx.reset();
+      wait_for(gone, round + 1);
+      int in_channel = 0;
+      while (raw_rx.try_recv().ok()) ++in_channel;
+      // The async send's message is in the channel exactly when its handler
+      // said so, and every slot is back.
+      EXPECT_EQ(ok.load(), by_cancel ? 0 : calls.load()) << "round " << round;
+      EXPECT_EQ(in_channel, (by_cancel ? 1 : 0) + ok.load()) << "round " << round;
+      EXPECT_EQ(raw_tx.capacity(), raw_tx.max_capacity()) << "round " << round;
+      EXPECT_TRUE(raw_tx.try_send(Counted(&live)).ok()) << "round " << round;
+    }
+    EXPECT_LE(calls.load(), 1) << "round " << round;
+    completed_first += calls.load();
+  }
+  work.reset();
+  for (auto& t : pool) t.join();
+  EXPECT_EQ(gone.load(), kRounds);  // every handler destroyed exactly once
+  EXPECT_EQ(live.load(), 0);        // every message destroyed exactly once
+  RecordProperty("rounds_completed_before_destruction", completed_first);
 }
 
 }  // namespace

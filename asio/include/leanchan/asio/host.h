@@ -15,8 +15,15 @@
 namespace leanchan::asio::internal {
 
 // Derived provides resume(bool inside_initiation), the loop that looks at
-// the channel and completes or suspends, and detach_notifier(), which
-// detaches its channel notifier (its callback not running on return).
+// the channel and ends in finish() or in a suspend() that succeeded, and
+// detach_notifier(), which detaches its channel notifier (its callback not
+// running on return). Derived's destructor calls close_gate() first.
+//
+// A kick posts a step that holds the object's StepGate, not the object:
+// destroying the object while a step is queued, or running on another
+// thread of the executor, is safe (the step finds the object gone and does
+// nothing, or the destructor waits for it to leave). A step leaves in
+// finish(), before the handler can run, or once suspend() succeeded.
 template <class Derived, class Executor, class Op>
 class OperationHost : private Registered {
  public:
@@ -31,15 +38,19 @@ class OperationHost : private Registered {
   // Registers with the executor's execution context (may allocate; throws
   // what that throws).
   explicit OperationHost(const Executor& executor)
-      : executor_(executor), registry_(&Registry::of(executor)) {
+      : executor_(executor), registry_(&Registry::of(executor)), gate_(StepGate::create()) {
     registry_->add(this);
   }
-  // Derived has detached its notifier already: a pending operation's
-  // handler is destroyed, not called.
+  // Derived has closed the gate and detached its notifier already: a
+  // pending operation's handler is destroyed, not called.
   ~OperationHost() {
     registry_->remove(this);
     if (op_ != nullptr) op_->destroy();
   }
+
+  // First in Derived's destructor: from here on no posted step touches the
+  // object (one running on another thread has left when this returns).
+  void close_gate() noexcept { gate_->close(); }
 
   bool pending() const noexcept { return op_ != nullptr; }
   Op& op() noexcept { return *op_; }
@@ -54,11 +65,24 @@ class OperationHost : private Registered {
   // seq_cst: pairs with request_cancel's store (see there).
   bool cancel_requested() const noexcept { return cancelled_.load(std::memory_order_seq_cst); }
 
+  // Completes the operation. `args` must not live in the object: a posted
+  // step leaves the gate first, and the object may be destroyed from then on
+  // (by the handler, or by another thread).
   template <class... Args>
   void finish(bool inside_initiation, Args&&... args) {
     Op* op = std::exchange(op_, nullptr);
     resumer_.end();
+    if (!inside_initiation) gate_->leave();
     op->complete(inside_initiation, std::forward<Args>(args)...);
+  }
+  // After arming the notifier: true if the resumption has ended and waits
+  // for a kick (a posted step has left the gate: the caller returns without
+  // touching the object); false if a kick came meanwhile (look again).
+  bool suspend(bool inside_initiation) noexcept {
+    if (!resumer_.suspend()) return false;
+    // Still inside: close() waits for this leave(), so the object lives.
+    if (!inside_initiation) gate_->leave();
+    return true;
   }
 
   // The channel notifier's callback (context: this host), on another
@@ -68,10 +92,13 @@ class OperationHost : private Registered {
   Resumer resumer_;
 
  private:
+  // The step holds a gate reference (copied here, while the object lives)
+  // and enters the object only if the gate lets it.
   void kick() noexcept {
     if (resumer_.kick()) {
-      net::post(executor_,
-                [this] { static_cast<Derived*>(this)->resume(/*inside_initiation=*/false); });
+      net::post(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
+        if (gate->enter()) self->resume(/*inside_initiation=*/false);
+      });
     }
   }
   // The flag is set before the kick: a resumption that the kick posts, or
@@ -91,6 +118,7 @@ class OperationHost : private Registered {
   Registry* registry_;
   Op* op_ = nullptr;
   std::atomic<bool> cancelled_{false};
+  GateRef gate_;  // the object's reference; steps it posted hold theirs
 };
 
 }  // namespace leanchan::asio::internal

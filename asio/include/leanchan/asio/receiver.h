@@ -40,10 +40,16 @@ namespace leanchan::asio {
 // from one thread at a time. cancel() may come from any thread while the
 // operation is pending, but must not race with the object's destruction
 // (a handler that destroys the object runs as soon as the operation
-// completes: order cancel() and destruction yourself).
+// completes: order cancel() and destruction yourself). Destruction, too,
+// must not race with this object's own calls, but may come from any thread
+// while an operation is pending and other threads run the executor.
 // Lifetime: destroy it before its execution context (as Asio's objects).
-// Destroying it with an operation pending destroys the handler uncalled;
-// so does shutting down the execution context (the context's destructor),
+// Destroying it with an operation pending destroys the handler uncalled,
+// also after a message or cancel() posted the operation's next step (the
+// step then does nothing; if another thread runs it first, the operation
+// completes there, once, and the destructor waits for the step to leave);
+// nothing is taken from the channel for a destroyed receive. So does
+// shutting down the execution context (the context's destructor),
 // which also detaches the channel's notifier, so a coroutine that owns
 // this object and waits in it is destroyed with the context.
 // Not movable: the channel's notifier points at it.
@@ -69,8 +75,12 @@ class AsyncReceiver final
   }
   AsyncReceiver(const AsyncReceiver&) = delete;
   AsyncReceiver& operator=(const AsyncReceiver&) = delete;
-  // A pending operation's handler is destroyed, not called.
-  ~AsyncReceiver() { detach_notifier(); }
+  // A pending operation's handler is destroyed, not called; a step already
+  // posted for it does nothing (see OperationHost).
+  ~AsyncReceiver() {
+    this->close_gate();
+    detach_notifier();
+  }
 
   // The channel's receiver, for everything else (len, is_closed,
   // memory_usage). To take a message without waiting, or to close the
@@ -154,7 +164,7 @@ class AsyncReceiver final
       }
       if (receiver_.arm_notifier()) continue;  // something came meanwhile
       LEANCHAN_ASIO_TEST_AFTER_ARM();
-      if (this->resumer_.suspend()) return;  // a kick will post resume()
+      if (this->suspend(inside_initiation)) return;  // a kick will post resume()
     }
   }
 

@@ -85,6 +85,100 @@ class Resumer {
   std::atomic<std::uint8_t> state_{kIdle};
 };
 
+// Whether a posted resumption may still enter its I/O object. The object
+// may be destroyed while a resumption it posted is queued, or running on
+// another thread of its executor; the posted step holds a reference to the
+// object's gate (allocated once per object, shared by every step it ever
+// posts), not to the object, and enters the object only through it.
+//
+//   state_ = kGone (the object is being destroyed) | kStep x steps inside
+//
+// Invariants: close() returns only once no step is inside and none can
+// enter any more, so the object's memory outlives every access a step makes.
+// A step leaves after its last access to the object and before its
+// completion handler can run (a handler may destroy the object on the same
+// thread: close() then finds nobody inside). Two steps are inside at once
+// only in the moment after one has suspended and before it has left, when
+// it no longer touches the object (the Resumer lets one step work at a
+// time). The gate is deleted with its last reference.
+class StepGate {
+ public:
+  StepGate(const StepGate&) = delete;
+  StepGate& operator=(const StepGate&) = delete;
+
+  // The object's reference. Throws what operator new throws.
+  static StepGate* create() { return new StepGate; }
+
+  // relaxed: a new reference is made from one already held (the object's),
+  // and the post that carries it orders it before any use by the step.
+  void retain() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }
+  // acq_rel: every use of the gate through a reference happens before the
+  // deletion by whoever drops the last one.
+  void release() noexcept {
+    if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // A posted step: true if it may use the object (it must leave() then);
+  // false if the object is gone or going (the step must not touch it).
+  // relaxed: the outcome is decided by the order of the read-modify-writes
+  // on state_ alone (an entry ordered before close()'s fetch_or makes close()
+  // wait for its leave(); one ordered after sees kGone); what the object
+  // holds reaches the step through the kick and the post (Resumer).
+  bool enter() noexcept {
+    std::uint32_t state = state_.load(std::memory_order_relaxed);
+    do {
+      if ((state & kGone) != 0) return false;
+    } while (!state_.compare_exchange_weak(state, state + kStep, std::memory_order_relaxed,
+                                           std::memory_order_relaxed));
+    return true;
+  }
+  // After the step's last access to the object. release: those accesses
+  // happen before close() (acquire) lets the destructor go on.
+  void leave() noexcept {
+    if (state_.fetch_sub(kStep, std::memory_order_release) == (kGone | kStep)) {
+      state_.notify_all();  // the last step out wakes close(); its reference keeps the gate
+    }
+  }
+  // The object's destructor, before it touches anything a step uses: no
+  // step enters from now on, and one inside (on another thread) is waited
+  // for; it is not running a handler (it left before). acquire (the
+  // fetch_or and the loads): synchronizes with every leave(), whose
+  // fetch_subs continue one another's release sequences.
+  void close() noexcept {
+    std::uint32_t state = state_.fetch_or(kGone, std::memory_order_acquire) | kGone;
+    while (state != kGone) {
+      state_.wait(state, std::memory_order_acquire);
+      state = state_.load(std::memory_order_acquire);
+    }
+  }
+
+ private:
+  StepGate() = default;
+  ~StepGate() = default;
+
+  static constexpr std::uint32_t kGone = 1;
+  static constexpr std::uint32_t kStep = 2;
+  std::atomic<std::uint32_t> refs_{1};
+  std::atomic<std::uint32_t> state_{0};
+};
+
+// One counted reference to a StepGate (what a posted step captures).
+class GateRef {
+ public:
+  explicit GateRef(StepGate* gate) noexcept : gate_(gate) {}
+  GateRef(const GateRef& other) noexcept : gate_(other.gate_) { gate_->retain(); }
+  GateRef(GateRef&& other) noexcept : gate_(std::exchange(other.gate_, nullptr)) {}
+  GateRef& operator=(const GateRef&) = delete;
+  GateRef& operator=(GateRef&&) = delete;
+  ~GateRef() {
+    if (gate_ != nullptr) gate_->release();
+  }
+  StepGate* operator->() const noexcept { return gate_; }
+
+ private:
+  StepGate* gate_;
+};
+
 // A pending operation whose handler type is erased: allocated with the
 // handler's associated allocator, holding outstanding work on the I/O
 // executor and on the handler's executor while it waits. complete()

@@ -40,8 +40,10 @@ namespace leanchan::asio {
 // never inside async_send. The value travels in the one object the pending
 // operation allocates with the handler's allocator.
 //
-// Thread-safety, lifetime and moves: as AsyncReceiver. Several AsyncSenders
-// (each with its own Sender) may send into one channel concurrently.
+// Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
+// value is destroyed unsent, and a slot it had been handed goes to the next
+// waiting sender or back to the channel. Several AsyncSenders (each with
+// its own Sender) may send into one channel concurrently.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
 class AsyncSender final
@@ -63,8 +65,12 @@ class AsyncSender final
   AsyncSender(const AsyncSender&) = delete;
   AsyncSender& operator=(const AsyncSender&) = delete;
   // Withdraws a queued notifier (passing on a slot it holds); a pending
-  // operation's handler is destroyed, not called.
-  ~AsyncSender() { detach_notifier(); }
+  // operation's handler is destroyed, not called; a step already posted for
+  // it does nothing (see OperationHost).
+  ~AsyncSender() {
+    this->close_gate();
+    detach_notifier();
+  }
 
   // The channel's sender, for everything else (is_closed, capacity,
   // memory_usage, copies: Sender copy = sender()).
@@ -133,7 +139,7 @@ class AsyncSender final
       }
       if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;  // room, a held slot, or closed
       LEANCHAN_ASIO_TEST_AFTER_ARM();
-      if (this->resumer_.suspend()) return;  // a kick will post resume()
+      if (this->suspend(inside_initiation)) return;  // a kick will post resume()
     }
   }
 
