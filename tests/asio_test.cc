@@ -819,3 +819,57 @@ TEST(AsioLifetime, DestroyedWhileFourThreadsRunTheKickedStep) {
 }
 
 }  // namespace
+
+namespace {
+
+// A sender stalled between its claim and its publish (its message's move
+// into the slot waits for the test) with a later message queued behind
+// it: async_recv must not hold the io thread (poll_recv's kBusy); the
+// stalled publish kicks the resumption. Before, the receive waited inside
+// io.poll() for a sender that only this thread could release: a hang.
+struct StallGate {
+  std::atomic<bool> entered{false};
+  std::atomic<bool> open{false};
+};
+struct StallingInt {
+  int value = 0;
+  StallGate* gate = nullptr;
+  StallingInt(int v, StallGate* g) noexcept : value(v), gate(g) {}
+  StallingInt(StallingInt&& other) noexcept : value(other.value) {
+    if (StallGate* g = std::exchange(other.gate, nullptr)) {
+      g->entered = true;
+      g->entered.notify_all();
+      while (!g->open.load()) g->open.wait(false);
+    }
+  }
+  StallingInt& operator=(StallingInt&&) = delete;
+};
+
+TEST(AsioReceiver, AStalledSenderDoesNotHoldTheIoThread) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<StallingInt>(8);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<StallingInt> rx(io.get_executor(), std::move(tx_rx.second));
+  StallGate gate;
+  std::thread stalled([&] { EXPECT_TRUE(tx.try_send(StallingInt{1, &gate}).ok()); });
+  while (!gate.entered.load()) gate.entered.wait(false);
+  auto tx2 = tx;
+  ASSERT_TRUE(tx2.try_send(StallingInt{2, nullptr}).ok());
+  std::vector<int> got;
+  rx.async_recv([&](asio::error_code ec, std::optional<StallingInt> value) {
+    EXPECT_FALSE(ec);
+    ASSERT_TRUE(value.has_value());
+    got.push_back(value->value);
+  });
+  io.poll();  // runs what is ready; must not wait for the stalled sender
+  EXPECT_TRUE(got.empty());
+  gate.open = true;
+  gate.open.notify_all();
+  stalled.join();  // its publish kicked the receive
+  io.restart();
+  io.run_one();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], 1);
+}
+
+}  // namespace

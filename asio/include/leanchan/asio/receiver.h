@@ -132,8 +132,11 @@ class AsyncReceiver final
     // Allocate first: if it throws, nothing was taken from the channel.
     auto* op =
         HandlerOp<Handler>::create(std::move(handler), this->get_executor(), internal::NoPayload{});
-    RecvResult<T> first = receiver_.try_recv();
-    if (first.status() != RecvStatus::kEmpty) {
+    // poll_recv, never try_recv, on the io thread: a sender stalled between
+    // its claim and its publish must not hold the thread (kBusy: arm, and
+    // that sender's publish kicks the resumption).
+    PollResult<T> first = receiver_.poll_recv();
+    if (first.status() != PollStatus::kEmpty && first.status() != PollStatus::kBusy) {
       std::optional<T> value;
       if (first.ok()) value.emplace(std::move(first).value());
       // Ready now: post, never call the handler inside the initiating call.
@@ -149,12 +152,12 @@ class AsyncReceiver final
   void resume(bool inside_initiation) {
     this->resumer_.begin();
     for (;;) {
-      RecvResult<T> result = receiver_.try_recv();
+      PollResult<T> result = receiver_.poll_recv();  // never waits (see start)
       if (result.ok()) {
         return this->finish(inside_initiation, error_code(),
                             std::optional<T>(std::move(result).value()));
       }
-      if (result.status() == RecvStatus::kDisconnected) {
+      if (result.status() == PollStatus::kDisconnected) {
         return this->finish(inside_initiation, error_code(), std::optional<T>());
       }
       if (this->cancel_requested()) {
