@@ -97,20 +97,39 @@ TEST(DrainMemory, ADrainAndAReservationInItsGiveBackNumberOneBlock) {
 }
 
 // A large reservation dropped unused numbers blocks no message will use;
-// the drain that finds the channel empty with no permit out gives them
-// back (before, 26,064 bytes stayed until 984 more messages passed).
-TEST(DrainMemory, AReservationDroppedUnusedLeavesNoBlocksAfterADrain) {
+// the drain that finds the channel empty with no permit out gives back all
+// but the block a drain keeps (before, 10,064 bytes here stayed until 992
+// more messages passed).
+TEST(DrainMemory, AReservationDroppedUnusedLeavesOneBlockAfterADrain) {
   auto [tx, rx] = leanchan::channel<std::uint64_t, 8>(1000);
   { auto many = tx.reserve_many(1000); ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk); }
   ASSERT_TRUE(tx.try_send(std::uint64_t{7}).ok());
   ASSERT_EQ(rx.try_recv().value(), 7u);
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
-  EXPECT_LE(rx.memory_usage(), one_block(8));
+  EXPECT_EQ(rx.memory_usage(), one_block(8));
   // The channel goes on as before.
   for (std::uint64_t i = 0; i < 20; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());
   for (std::uint64_t i = 0; i < 20; ++i) ASSERT_EQ(rx.try_recv().value(), i);
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
   EXPECT_EQ(rx.memory_usage(), one_block(8));
+}
+
+// Under Retention::keep(4) a drained burst keeps four blocks, and a
+// reservation dropped unused afterwards must not take them away (nor add
+// to them): the next burst of four blocks allocates nothing.
+TEST(DrainMemory, ADroppedReservationLeavesWhatKeepNKeeps) {
+  auto [tx, rx] = leanchan::channel<std::uint64_t, 4>(16, ChannelOptions{Retention::keep(4)});
+  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());
+  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_EQ(rx.try_recv().value(), i);
+  ASSERT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  const std::size_t four_blocks = 64 + 4 * (16 + 4 * 8);
+  ASSERT_EQ(rx.memory_usage(), four_blocks);
+  { auto many = tx.try_reserve_many(9); ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk); }
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  EXPECT_EQ(rx.memory_usage(), four_blocks);
+  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());
+  EXPECT_EQ(rx.memory_usage(), four_blocks) << "the next burst allocated";
+  for (std::uint64_t i = 0; i < 16; ++i) ASSERT_EQ(rx.try_recv().value(), i);
 }
 
 // Natural, no hook: four producers mixing send and reserve + Permit::send

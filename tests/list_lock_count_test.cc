@@ -115,3 +115,26 @@ TEST(ListLocks, ADeepQueueLocksOncePerBlockLikeAShallowOne) {
 }
 
 }  // namespace
+
+namespace {
+
+// While a reservation whose positions reach past the receiver's block is
+// held, the receiver finding the channel empty must not lock: the blocks
+// numbered for it are needed (the cheap look at the permits says so).
+TEST(ListLocks, EmptyPollsWhileAReservationIsHeldTakeNoLock) {
+  auto [tx, rx] = leanchan::channel<int, 4>(16);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  ASSERT_EQ(rx.try_recv().value(), 1);
+  auto held = tx.try_reserve_many(5);
+  ASSERT_EQ(held.size(), 5u);
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+    EXPECT_EQ(rx.poll_recv().status(), leanchan::PollStatus::kEmpty);
+  }
+  leanchan::internal::test_point_hook.store(nullptr);
+  EXPECT_EQ(locks.load(), 0);
+}
+
+}  // namespace

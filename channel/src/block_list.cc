@@ -381,6 +381,24 @@ void BlockList::clear_want_locked() noexcept {
   if (head != nullptr) head->number.fetch_and(~kWantBit, std::memory_order_relaxed);
 }
 
+bool BlockList::unnumber_past_head_locked(std::uint64_t index, const BlockLayout& layout,
+                                          const Bound& bound, std::uint32_t taken,
+                                          std::size_t kept, std::size_t& freed) noexcept {
+  BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
+  if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed)) return false;
+  // As release_if_drained_locked: a seq_cst RMW of the locked list word,
+  // then the permits in use (a Dekker pair with a holder's covers()).
+  (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
+  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > taken) {
+    return false;
+  }
+  // relaxed: published by the unlock, which writes the head's tag into the
+  // list word (a sender that needs the next block numbers a spare).
+  tail_block_.store(head, std::memory_order_relaxed);
+  freed += free_spares_locked(layout, kept);
+  return true;
+}
+
 bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
                                           const Bound& bound, std::uint32_t taken,
                                           Atomic<std::uint16_t>& published,

@@ -403,6 +403,29 @@ BlockHeader* ChannelState::finish_block(std::uint64_t block_number,
   return head;
 }
 
+std::size_t ChannelState::release_unused_numbered(std::uint64_t index,
+                                                 const BlockLayout& layout) noexcept {
+  lock_list();
+  std::uint16_t position = 0;
+  // relaxed: rx_position_ is written only under the lock.
+  const std::uint32_t taken =
+      blocks_.owed_locked(rx_position_.load(std::memory_order_relaxed), slots(), false, position);
+  std::size_t freed = 0;
+  WaitNode* woken = nullptr;
+  WaitNode* next = nullptr;
+  const bool unnumbered = blocks_.unnumber_past_head_locked(index, layout, bound_, taken,
+                                                            keep(layout).drained_spares, freed);
+  if (unnumbered && taken != 0) {
+    // seq_cst: as give_back_taken_locked (before the permits go back).
+    rx_position_.store(position, std::memory_order_seq_cst);
+    next = settle_locked(taken, woken);
+  }
+  unlock_list();
+  wake_all(woken);
+  nudge(next);
+  return freed;
+}
+
 std::uint64_t ChannelState::release_if_drained(std::uint64_t index, const BlockLayout& layout,
                                                std::size_t& freed) noexcept {
   // A cheap look first: a sender claimed past the receiver.

@@ -124,8 +124,18 @@ class BlockList {
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
-  // Retention::kKeepNone, shrink_to_fit and a drain that finds blocks
-  // numbered for permits no longer out (ChannelState::release_if_drained
+  // Under the lock, the receiver found the channel empty at `index` with
+  // blocks numbered past its own (for permits since dropped unused): if
+  // nothing is claimed at or after `index` and no permit is in use but the
+  // `taken` slots the receiver owes, those blocks become spares again (the
+  // tail is the head; nothing was claimed in them, so their ready bits are
+  // zero) and the spares beyond `kept` are freed. True if it did; adds the
+  // blocks freed to `freed`. The Dekker pair with a permit holder is
+  // release_if_drained_locked's. O(blocks).
+  bool unnumber_past_head_locked(std::uint64_t index, const BlockLayout& layout,
+                                 const Bound& bound, std::uint32_t taken, std::size_t kept,
+                                 std::size_t& freed) noexcept;
+  // Retention::kKeepNone and shrink_to_fit (ChannelState::release_if_drained
   // takes the lock and calls this). `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
   // permit is in use but the `taken` slots the receiver took and has not

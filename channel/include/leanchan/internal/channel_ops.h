@@ -231,17 +231,20 @@ struct ChannelOps {
     }
     if (!cursor.spare_to_free && state.tail_block() == cursor.head) return;
     if (cursor.index != state.tail_position()) return;
+    const BlockLayout block_layout = layout(state, cursor.slots);
     if (state.tail_block() != cursor.head) {
       // Blocks are numbered past the receiver's with nothing claimed in
       // them: provided for permits that were dropped unused (a large
-      // reservation), or still held. With none held, every block goes, so
-      // a drain never keeps more than one block (release_if_drained checks
-      // the permits under the lock).
-      (void)release_if_drained(state, cursor);
-      if (cursor.head == nullptr) return;
+      // reservation), or that are still held. With none held (looked at
+      // first without the lock), they become spares and what a drain does
+      // not keep is freed, so a drain keeps what its policy says.
+      if (!state.permits_out_beyond_owed(cursor.index)) {
+        (void)state.release_unused_numbered(cursor.index, block_layout);
+      }
+      cursor.head = state.head();
+      refresh_spare(state, cursor);
     }
     if (!cursor.spare_to_free) return;
-    const BlockLayout block_layout = layout(state, cursor.slots);
     (void)state.release_spares(block_layout, state.drained_spares(block_layout));
     refresh_spare(state, cursor);
   }

@@ -223,6 +223,18 @@ class ChannelState {
   // Frees every block not needed for a message, if the channel is drained
   // at `index` (the permits the receiver owes aside, which then go back);
   // returns the receiver's index afterwards (block_list.h).
+  // Found empty with blocks numbered past the receiver's: with no permit
+  // out, they become spares and the spares beyond what a drain keeps are
+  // freed (BlockList::unnumber_past_head_locked); the receiver's owed
+  // permits go back in the same locked step. Receiver thread, at `index`.
+  // Returns the blocks freed.
+  std::size_t release_unused_numbered(std::uint64_t index, const BlockLayout& layout) noexcept;
+  // Lock-free: true if some permit is out beyond what the receiver, at
+  // `index`, can owe (at most the slots it took in its block). A hint:
+  // the lock decides.
+  bool permits_out_beyond_owed(std::uint64_t index) const noexcept {
+    return bound_.permits_in_use() > index % slots();
+  }
   // The permits owed go back in the same locked step as the position
   // moves (as in finish_block). Receiver thread.
   std::uint64_t release_if_drained(std::uint64_t index, const BlockLayout& layout,
