@@ -87,12 +87,16 @@ class ChannelState {
   void release_permits(std::uint32_t count) noexcept;
   // A sender gives back permits it will not use (a dropped Permit or
   // PermitBatch, permits whose block could not be allocated, a send
-  // notifier's grant cancelled): release_permits, then the receiver is
-  // told, since the last of them may end a closed channel (is_finished)
-  // whose receiver sleeps or has armed its notifier.
+  // notifier's grant cancelled): release_permits, then, if the channel is
+  // closed, the receiver is told, since the last of them may end it
+  // (is_finished) while the receiver sleeps or has armed its notifier. (An
+  // open channel cannot end while this sender lives.)
   void return_unused(std::uint32_t count) noexcept {
     release_permits(count);
-    notify_receiver();
+    // acquire: a flag only. A close this load misses comes after the
+    // release above in the permit word's modification order, so the
+    // receiver's end check after its close sees the slots back.
+    if (bound_.is_closed()) notify_receiver();
   }
   // The receiver does not give a permit back per message: it counts the
   // slots it took in its block's header (ChannelOps::try_take) and gives
