@@ -34,7 +34,10 @@ case "$mode" in
 esac
 
 scripts/setup.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEANCHAN_WERROR=ON "${flags[@]}"
+# LEANCHAN_REQUIRE_ALL: every part is built (a missing dependency fails the
+# configure instead of skipping the part's tests).
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEANCHAN_WERROR=ON \
+  -DLEANCHAN_REQUIRE_ALL=ON "${flags[@]}"
 cmake --build "$build" -j "$jobs"
 cd "$build"
 LEANCHAN_STRESS_SCALE="$scale" ctest --output-on-failure -j "$jobs" "${skip[@]}"
