@@ -64,9 +64,13 @@
 #ifndef LEANCHAN_CHANNEL_H_
 #define LEANCHAN_CHANNEL_H_
 
+#include "leanchan/export.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "leanchan/coro.h"
@@ -83,10 +87,10 @@ namespace leanchan {
 
 namespace internal {
 // Throws std::invalid_argument naming `capacity` unless 1 <= capacity <= kMaxCapacity.
-void validate_capacity(std::size_t capacity);
+LEANCHAN_API void validate_capacity(std::size_t capacity);
 // Throws std::invalid_argument if `retention` keeps more than
 // Retention::kMaxKeptBlocks blocks.
-void validate_retention(Retention retention);
+LEANCHAN_API void validate_retention(Retention retention);
 }  // namespace internal
 
 // Creates a channel of `capacity` slots. Allocates only its 64-byte control

@@ -8,6 +8,8 @@
 #ifndef LEANCHAN_EXECUTOR_H_
 #define LEANCHAN_EXECUTOR_H_
 
+#include "leanchan/export.h"
+
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
@@ -22,7 +24,7 @@ struct ExecutorTask {
   bool queued = false;           // the executor's
 };
 
-class Executor {
+class LEANCHAN_API Executor {
  public:
   virtual ~Executor() = default;
   // Queues `task` to run later on the executor's thread. Called from any
@@ -40,7 +42,7 @@ class Executor {
 // Runs tasks on the thread that calls run() or run_pending(). schedule()
 // and cancel() are thread-safe; run()/run_pending() belong to one thread at
 // a time.
-class ManualExecutor final : public Executor {
+class LEANCHAN_API ManualExecutor final : public Executor {
  public:
   void schedule(ExecutorTask& task) noexcept override;
   void cancel(ExecutorTask& task) noexcept override;

@@ -29,6 +29,8 @@
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
+#include "leanchan/export.h"
+
 #include <atomic>
 #include <cstddef>
 
@@ -40,7 +42,7 @@ namespace leanchan {
 
 class ReadySet;
 
-class ReadyEntry {
+class LEANCHAN_API ReadyEntry {
  public:
   // `user` is handed back by user() in drain().
   ReadyEntry(ReadySet& set, void* user) noexcept
@@ -77,7 +79,7 @@ class ReadyEntry {
   void* user_;
 };
 
-class ReadySet {
+class LEANCHAN_API ReadySet {
  public:
   // Creates the eventfd; throws std::system_error if it cannot.
   ReadySet();

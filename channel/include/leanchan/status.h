@@ -14,6 +14,8 @@
 #ifndef LEANCHAN_STATUS_H_
 #define LEANCHAN_STATUS_H_
 
+#include "leanchan/export.h"
+
 #include <cassert>
 #include <cstdint>
 #include <memory>
@@ -65,10 +67,10 @@ enum class [[nodiscard]] RoomStatus : std::uint8_t {
   kHoldsSlot,  // the notifier already holds a slot: redeem it (not armed)
 };
 
-std::string_view to_string(SendStatus status) noexcept;
-std::string_view to_string(RecvStatus status) noexcept;
-std::string_view to_string(RoomStatus status) noexcept;
-std::string_view to_string(PollStatus status) noexcept;
+LEANCHAN_API std::string_view to_string(SendStatus status) noexcept;
+LEANCHAN_API std::string_view to_string(RecvStatus status) noexcept;
+LEANCHAN_API std::string_view to_string(RoomStatus status) noexcept;
+LEANCHAN_API std::string_view to_string(PollStatus status) noexcept;
 
 namespace internal {
 

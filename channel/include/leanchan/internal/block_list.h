@@ -38,6 +38,8 @@
 #ifndef LEANCHAN_INTERNAL_BLOCK_LIST_H_
 #define LEANCHAN_INTERNAL_BLOCK_LIST_H_
 
+#include "leanchan/export.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -55,7 +57,7 @@ struct Keep {
   std::size_t drained_spares;  // spares kept after a drain (behind the kept block)
 };
 
-class BlockList {
+class LEANCHAN_API BlockList {
  public:
   // ---- Senders (steps 3-5) ---------------------------------------------------
   std::uint64_t claim_position() noexcept {

@@ -23,6 +23,8 @@
 #ifndef LEANCHAN_INTERNAL_BOUND_H_
 #define LEANCHAN_INTERNAL_BOUND_H_
 
+#include "leanchan/export.h"
+
 #include <cstdint>
 
 #include "leanchan/internal/atomic.h"
@@ -35,7 +37,7 @@ namespace leanchan::internal {
 // allocated, so they were given back (ChannelState::provide).
 enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent, kNoMemory };
 
-class Bound {
+class LEANCHAN_API Bound {
  public:
   static constexpr std::uint32_t kClosedBit = 1;
   static constexpr std::uint32_t kSendersWaitBit = 2;

@@ -20,6 +20,8 @@
 #ifndef LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 #define LEANCHAN_INTERNAL_CHANNEL_STATE_H_
 
+#include "leanchan/export.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
@@ -38,7 +40,7 @@
 
 namespace leanchan::internal {
 
-class ChannelState {
+class LEANCHAN_API ChannelState {
  public:
   // Makes a control block: 64 bytes from the global operator new, or, with a
   // memory resource, 64 + 8 bytes from it (the resource pointer follows the

@@ -12,6 +12,8 @@
 #ifndef LEANCHAN_INTERNAL_FUTEX_H_
 #define LEANCHAN_INTERNAL_FUTEX_H_
 
+#include "leanchan/export.h"
+
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
@@ -26,11 +28,11 @@ using Deadline = std::chrono::steady_clock::time_point;
 // or Deadline::max(): no deadline). Returns false only when the deadline has
 // passed. May return true spuriously: callers re-check their condition in a
 // loop.
-bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected,
+LEANCHAN_API bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected,
                 const Deadline* deadline) noexcept;
 
 // Wakes up to `count` threads sleeping on `word`.
-void futex_wake(Atomic<std::uint32_t>& word, int count) noexcept;
+LEANCHAN_API void futex_wake(Atomic<std::uint32_t>& word, int count) noexcept;
 
 // The steady-clock deadline `timeout` from now. Saturates: a timeout that
 // reaches past the clock's range (nanoseconds::max(), hours::max(),

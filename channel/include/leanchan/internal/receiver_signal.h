@@ -22,6 +22,8 @@
 #ifndef LEANCHAN_INTERNAL_RECEIVER_SIGNAL_H_
 #define LEANCHAN_INTERNAL_RECEIVER_SIGNAL_H_
 
+#include "leanchan/export.h"
+
 #include <cstdint>
 
 #include "leanchan/internal/atomic.h"
@@ -30,7 +32,7 @@
 
 namespace leanchan::internal {
 
-class ReceiverSignal {
+class LEANCHAN_API ReceiverSignal {
  public:
   // A sender, after its publishing RMW (step 6): wakes the sleeping
   // receiver or fires the armed notifier (found first in `waiters`).

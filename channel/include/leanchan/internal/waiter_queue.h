@@ -20,12 +20,14 @@
 #ifndef LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 #define LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 
+#include "leanchan/export.h"
+
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/wait_node.h"
 
 namespace leanchan::internal {
 
-class WaiterQueue {
+class LEANCHAN_API WaiterQueue {
  public:
   // The first node of the ring (the receive notifier if attached).
   // acquire: pairs with attach_receive's release store, for the lock-free
