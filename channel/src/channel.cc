@@ -25,4 +25,26 @@ void validate_retention(Retention retention) {
   }
 }
 
+ChannelError check_channel_arguments(std::size_t capacity, Retention retention) noexcept {
+  if (capacity == 0) return ChannelError::kZeroCapacity;
+  if (capacity > kMaxCapacity) return ChannelError::kCapacityTooLarge;
+  if (retention.blocks() > Retention::kMaxKeptBlocks) return ChannelError::kRetentionTooLarge;
+  return ChannelError::kOk;
+}
+
 }  // namespace leanchan::internal
+
+namespace leanchan {
+
+std::string_view to_string(ChannelError error) noexcept {
+  switch (error) {
+    case ChannelError::kOk: return "ok";
+    case ChannelError::kZeroCapacity: return "capacity must be at least 1";
+    case ChannelError::kCapacityTooLarge: return "capacity exceeds leanchan::kMaxCapacity";
+    case ChannelError::kRetentionTooLarge: return "Retention::keep(n) keeps too many blocks";
+    case ChannelError::kNoMemory: return "the control block could not be allocated";
+  }
+  return "unknown";
+}
+
+}  // namespace leanchan

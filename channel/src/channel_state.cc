@@ -7,6 +7,7 @@
 #include "leanchan/internal/channel_state.h"
 
 #include <climits>
+#include <new>
 #include <thread>
 
 #include "leanchan/internal/atomic.h"
@@ -86,6 +87,19 @@ ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, 
   auto* both = ::new (memory)
       ChannelStateWithResource{ChannelState(capacity, slots, retention, true), resource};
   return &both->state;
+}
+
+ChannelState* ChannelState::try_create(std::uint32_t capacity, std::uint32_t slots,
+                                       Retention retention,
+                                       std::pmr::memory_resource* resource) noexcept {
+  if (resource == nullptr) {
+    return new (std::nothrow) ChannelState(capacity, slots, retention, false);
+  }
+  try {
+    return create(capacity, slots, retention, resource);
+  } catch (...) {
+    return nullptr;  // what the resource threw: no memory for the control block
+  }
 }
 
 void ChannelState::destroy(ChannelState* state) noexcept {

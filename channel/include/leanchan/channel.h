@@ -112,6 +112,44 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
       options.retention, options.memory);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
+// Why try_channel made no channel.
+enum class ChannelError : std::uint8_t {
+  kOk,
+  kZeroCapacity,       // capacity 0
+  kCapacityTooLarge,   // capacity above kMaxCapacity
+  kRetentionTooLarge,  // Retention::keep(n) above Retention::kMaxKeptBlocks
+  kNoMemory,           // the control block could not be allocated
+};
+LEANCHAN_API std::string_view to_string(ChannelError error) noexcept;
+
+// What try_channel returns: the two ends, or why there are none.
+template <class T, std::size_t BlockSize>
+struct [[nodiscard]] TryChannel {
+  bool ok() const noexcept { return error == ChannelError::kOk; }
+  ChannelError error;
+  std::optional<std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>>> ends;  // iff ok()
+};
+
+namespace internal {
+LEANCHAN_API ChannelError check_channel_arguments(std::size_t capacity,
+                                                  Retention retention) noexcept;
+}  // namespace internal
+
+// As channel(), but never throws: for code built with -fno-exceptions, or
+// that treats a failed creation as a value. Bad arguments and a failed
+// allocation of the control block come back as a ChannelError.
+template <class T, std::size_t BlockSize = default_block_size<T>>
+TryChannel<T, BlockSize> try_channel(std::size_t capacity, ChannelOptions options = {}) noexcept {
+  static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
+  const ChannelError error = internal::check_channel_arguments(capacity, options.retention);
+  if (error != ChannelError::kOk) return {error, std::nullopt};
+  auto* state = internal::ChannelState::try_create(
+      static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
+      options.retention, options.memory);
+  if (state == nullptr) return {ChannelError::kNoMemory, std::nullopt};
+  return {ChannelError::kOk, std::pair{Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)}};
+}
+
 // channel<T, B>(capacity, Retention::kKeepNone): the same, with the default memory.
 template <class T, std::size_t BlockSize = default_block_size<T>>
 std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capacity,

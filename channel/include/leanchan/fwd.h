@@ -97,6 +97,8 @@ template <class T, std::size_t BlockSize = default_block_size<T>>
 class RecvManyAwaitable;
 template <class T, std::size_t BlockSize = default_block_size<T>>
 class RecvAwaitable;
+template <class T, std::size_t BlockSize = default_block_size<T>>
+struct TryChannel;
 class Executor;
 class Notifier;
 

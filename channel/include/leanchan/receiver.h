@@ -253,6 +253,8 @@ class Receiver {
   template <class U, std::size_t B>
   friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity,
                                                          ChannelOptions options);
+  template <class U, std::size_t B>
+  friend TryChannel<U, B> try_channel(std::size_t capacity, ChannelOptions options) noexcept;
   friend class RecvManyAwaitable<T, BlockSize>;
 
   // A message is published at the receiver's position, or the channel has

@@ -229,6 +229,8 @@ class Sender {
   template <class U, std::size_t B>
   friend std::pair<Sender<U, B>, Receiver<U, B>> channel(std::size_t capacity,
                                                          ChannelOptions options);
+  template <class U, std::size_t B>
+  friend TryChannel<U, B> try_channel(std::size_t capacity, ChannelOptions options) noexcept;
 
   explicit Sender(internal::ChannelState* state) noexcept : state_(state) {}
 

@@ -48,6 +48,9 @@ class LEANCHAN_API ChannelState {
   // allocation throws (std::bad_alloc).
   static ChannelState* create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
                               std::pmr::memory_resource* resource);
+  // As create, but null instead of throwing when the allocation fails.
+  static ChannelState* try_create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
+                                  std::pmr::memory_resource* resource) noexcept;
   // Frees it where it came from. The last handle only, blocks already freed.
   static void destroy(ChannelState* state) noexcept;
   // Where blocks (and this control block) come from; null: operator new.
