@@ -5,7 +5,7 @@
 //   leanchan::Notifier notifier(&on_ready, &my_service);  // owned by you
 //   rx.set_notifier(notifier);
 //   for (;;) {                       // in the event loop, when told "ready":
-//     while (auto r = rx.poll_recv(); r.ok()) handle(std::move(r).value());
+//     for (auto r = rx.poll_recv(); r.ok(); r = rx.poll_recv()) handle(std::move(r).value());
 //     if (!rx.arm_notifier()) break; // armed: on_ready(&my_service) comes later
 //   }                                // (true: something arrived meanwhile)
 //

@@ -12,7 +12,8 @@
 //     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
 //       auto* service = static_cast<Service*>(entry.user());
 //       do {
-//         while (auto r = service->rx.poll_recv(); r.ok()) handle(std::move(r).value());
+//         for (auto r = service->rx.poll_recv(); r.ok(); r = service->rx.poll_recv())
+//           handle(std::move(r).value());
 //       } while (service->rx.arm_notifier());       // re-arm; true = more came
 //     });
 //   }
