@@ -9,8 +9,9 @@
 //
 //   leanchan-asio-fanout --channels=10000 --rate=20000 --seconds=3 --threads=2
 //
-// Exit code 0 when every event arrived once in every design, 1 if not, 2 on
-// bad flags. Progress goes to stderr.
+// Exit code 0 when every event arrived once in every design (and for --help
+// / -h), 1 if not or for a flag Abseil rejects, 2 on a bad value or a stray
+// argument. Progress goes to stderr.
 #include <algorithm>
 #include <asio.hpp>
 #include <asio/experimental/concurrent_channel.hpp>
@@ -25,11 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/str_split.h"
 #include "leanchan/asio.h"
 #include "leanchan/channel.h"
 #include "leanchan/profiler/heap_counters.h"
@@ -238,16 +236,14 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig usage_config;  // --help lists this program's flags
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return file.find("absl/") == absl::string_view::npos;
-  };
-  absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(
-      "Serves many channels from an io_context, leanchan beside Asio's concurrent_channel, and "
-      "reports bytes per idle channel and event latency.\n"
-      "Example: leanchan-asio-fanout --channels=10000 --rate=20000 --seconds=3");
-  absl::ParseCommandLine(argc, argv);
+  if (auto exit_code = leanchan::cli::parse_command_line(
+          "leanchan-asio-fanout",
+          "Serves many channels from an io_context, leanchan beside Asio's concurrent_channel, "
+          "and reports bytes per idle channel and event latency.\n"
+          "Example: leanchan-asio-fanout --channels=10000 --rate=20000 --seconds=3",
+          absl::GetFlagReflectionHandle(FLAGS_channels), argc, argv)) {
+    return *exit_code;
+  }
   const int channels = absl::GetFlag(FLAGS_channels);
   const int rate = absl::GetFlag(FLAGS_rate);
   const double seconds = absl::GetFlag(FLAGS_seconds);
@@ -256,7 +252,14 @@ int main(int argc, char** argv) {
   if (rate < 1 || rate > 2000000) return fail("--rate must be in 1..2000000");
   if (!(seconds >= 0.1 && seconds <= 600)) return fail("--seconds must be in 0.1..600");
   if (threads < 1 || threads > 64) return fail("--threads must be in 1..64");
-  std::vector<std::string> designs = absl::StrSplit(absl::GetFlag(FLAGS_designs), ',');
+  if (static_cast<double>(rate) * seconds < 1) {
+    return fail("--rate * --seconds must be at least 1: this run would send no event");
+  }
+  std::vector<std::string> designs;
+  if (std::string error;
+      !leanchan::cli::split_list("designs", absl::GetFlag(FLAGS_designs), &designs, &error)) {
+    return fail(error + " (give leanchan and/or asio)");
+  }
   for (const std::string& design : designs) {
     if (design != "leanchan" && design != "asio") {
       return fail("--designs takes leanchan and/or asio, got '" + design + "'");

@@ -8,7 +8,8 @@
 //   leanchan-epoll-fanout --channels=10000 --rate=1000 --seconds=3 --mode=epoll
 //
 // Bounded: it sends rate * seconds events, then closes every channel and
-// stops. Exit code 0 when every event arrived once, 1 if not, 2 on bad flags.
+// stops. Exit code 0 when every event arrived once (and for --help / -h), 1
+// if not or for a flag Abseil rejects, 2 on a bad value or a stray argument.
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -26,10 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "leanchan/channel.h"
 #include "leanchan/ready_set.h"
 
@@ -169,17 +168,13 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --help lists this program's flags (Abseil's filter would match none of
-  // them here); --helpfull still lists Abseil's own as well.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return file.find("absl/") == absl::string_view::npos;
-  };
-  absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(
-      "Serves many channels from one epoll thread (or one thread each) and reports event "
-      "latency.\nExample: leanchan-epoll-fanout --channels=10000 --rate=1000 --seconds=3");
-  absl::ParseCommandLine(argc, argv);
+  if (auto exit_code = leanchan::cli::parse_command_line(
+          "leanchan-epoll-fanout",
+          "Serves many channels from one epoll thread (or one thread each) and reports event "
+          "latency.\nExample: leanchan-epoll-fanout --channels=10000 --rate=1000 --seconds=3",
+          absl::GetFlagReflectionHandle(FLAGS_channels), argc, argv)) {
+    return *exit_code;
+  }
   const int channels = absl::GetFlag(FLAGS_channels);
   const int rate = absl::GetFlag(FLAGS_rate);
   const double seconds = absl::GetFlag(FLAGS_seconds);
@@ -189,6 +184,9 @@ int main(int argc, char** argv) {
   if (!(seconds >= 0.1 && seconds <= 600)) return fail("--seconds must be in 0.1..600");
   if (mode != "epoll" && mode != "threads")
     return fail("--mode must be epoll or threads, got '" + mode + "'");
+  if (static_cast<double>(rate) * seconds < 1) {
+    return fail("--rate * --seconds must be at least 1: this run would send no event");
+  }
 
   std::vector<Tx> senders;
   std::vector<Rx> receivers;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The report executable's error paths: exit code 2 and a one-line message
-// naming the problem; and a small successful run.
+// naming the problem; its command-line conventions (--help and -h on stdout
+// with exit 0, no stray argument, no empty list element, no selection that
+// selects nothing); and a small successful run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -14,15 +16,21 @@ namespace {
 
 struct CliResult {
   int exit_code;
-  std::string output;  // stdout and stderr together
+  std::string output;  // stdout and stderr together, or only one of them
 };
 
-CliResult run_memtable(const std::string& arguments) {
+enum class Capture { kBoth, kStdout, kStderr };
+
+CliResult run_memtable(const std::string& arguments, Capture capture = Capture::kBoth) {
   // One file per test: ctest runs these tests in parallel processes.
   const std::string log = ::testing::TempDir() + "memtable_cli_" +
                           ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
-  const std::string command =
-      std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + " > " + log + " 2>&1";
+  const char* redirect = capture == Capture::kBoth     ? " > LOG 2>&1"
+                         : capture == Capture::kStdout ? " > LOG 2>/dev/null"
+                                                       : " 2> LOG >/dev/null";
+  std::string redirection = redirect;
+  redirection.replace(redirection.find("LOG"), 3, log);
+  const std::string command = std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + redirection;
   const int status = std::system(command.c_str());
   std::ifstream in(log);
   std::stringstream text;
@@ -30,15 +38,106 @@ CliResult run_memtable(const std::string& arguments) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
-TEST(MemtableCli, HelpListsTheProgramsFlagsWithDefaults) {
-  const CliResult run = run_memtable("--help");
-  EXPECT_EQ(run.exit_code, 1) << run.output;  // Abseil exits 1 after printing help
+// A small report, so that a run that wrongly goes ahead stays short.
+constexpr const char* kSmall =
+    "--designs=leanchan-b8 --message_sizes=8 --capacities=1 --many_channels=none";
+
+void expect_usage(const CliResult& run) {
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("Prints the heap cost of channels"), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("No flags matched"), std::string::npos) << run.output;
   for (const char* flag :
-       {"--designs", "--message_sizes", "--capacities", "--format", "--tables"}) {
+       {"--designs", "--message_sizes", "--capacities", "--format", "--output", "--many_channels",
+        "--many_capacity", "--burst", "--retain", "--tables"}) {
     EXPECT_NE(run.output.find(flag), std::string::npos) << flag << "\n" << run.output;
   }
+  EXPECT_NE(run.output.find("--designs (Comma-separated designs"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("default: \"all\""), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--burst (Messages sent into every channel in the many-channels "
+                            "table); default: 16;"),
+            std::string::npos)
+      << run.output;
+  // Only the program's own flags: none of Abseil's.
+  EXPECT_EQ(run.output.find("--flagfile"), std::string::npos) << run.output;
+}
+
+TEST(MemtableCli, HelpPrintsUsageAndFlagsToStdoutAndExitsZero) {
+  expect_usage(run_memtable("--help", Capture::kStdout));
+  EXPECT_EQ(run_memtable("--help", Capture::kStderr).output, "");
+}
+
+TEST(MemtableCli, ShortHelpPrintsUsageAndFlagsToStdoutAndExitsZero) {
+  expect_usage(run_memtable("-h", Capture::kStdout));
+  EXPECT_EQ(run_memtable("-h", Capture::kStderr).output, "");
+}
+
+TEST(MemtableCli, StrayArgumentExitsTwoAndNamesIt) {
+  const CliResult run = run_memtable(std::string("extra ") + kSmall, Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("leanchan-memtable: unexpected argument 'extra'", 0), 0) << run.output;
+}
+
+TEST(MemtableCli, ArgumentAfterDoubleDashIsStray) {
+  const CliResult run = run_memtable(std::string(kSmall) + " -- more", Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("leanchan-memtable: unexpected argument 'more'"), std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, EmptyListElementExitsTwoAndNamesTheFlag) {
+  struct Case {
+    const char* arguments;
+    const char* message;
+  };
+  for (const Case& c : {
+           Case{"--designs=leanchan-b8,, --message_sizes=8 --capacities=1 --many_channels=none",
+                "leanchan-memtable: --designs: element 2 of 'leanchan-b8,,' is empty"},
+           Case{"--designs=leanchan-b8 --message_sizes=8,,24 --capacities=1 --many_channels=none",
+                "leanchan-memtable: --message_sizes: element 2 of '8,,24' is empty"},
+           Case{"--designs=leanchan-b8 --message_sizes=8 --capacities=1,,2 --many_channels=none",
+                "leanchan-memtable: --capacities: element 2 of '1,,2' is empty"},
+           Case{"--designs=leanchan-b8 --message_sizes=8 --capacities=,1 --many_channels=none",
+                "leanchan-memtable: --capacities: element 1 of ',1' is empty"},
+           Case{"--designs=leanchan-b8 --tables=many --many_channels=10,",
+                "leanchan-memtable: --many_channels: element 2 of '10,' is empty"},
+           Case{"--designs=leanchan-b8 --tables=many --many_channels=10 --retain=none,,one",
+                "leanchan-memtable: --retain: element 2 of 'none,,one' is empty"},
+           Case{"--designs=leanchan-b8 --message_sizes=8 --capacities=1 --many_channels=none "
+                "--tables=memory,",
+                "leanchan-memtable: --tables: element 2 of 'memory,' is empty"},
+       }) {
+    const CliResult run = run_memtable(c.arguments, Capture::kStderr);
+    EXPECT_EQ(run.exit_code, 2) << c.arguments << "\n" << run.output;
+    EXPECT_EQ(run.output.rfind(c.message, 0), 0) << c.arguments << "\n" << run.output;
+  }
+}
+
+TEST(MemtableCli, EmptyManyChannelsListExitsTwo) {
+  const CliResult run = run_memtable("--designs=leanchan-b8 --tables=many --many_channels=");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("leanchan-memtable: --many_channels: the list is empty"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST(MemtableCli, SelectingNothingExitsTwoAndSaysWhy) {
+  const CliResult run = run_memtable("--tables=many --many_channels=none", Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("leanchan-memtable: --tables=many with --many_channels=none selects "
+                             "nothing to measure",
+                             0),
+            0)
+      << run.output;
+}
+
+TEST(MemtableCli, AbseilErrorsStartWithTheProgramName) {
+  const CliResult run = run_memtable("--burst=abc", Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(run.output.rfind("leanchan-memtable: ERROR: Illegal value 'abc' specified for flag "
+                             "'burst'",
+                             0),
+            0)
+      << run.output;
 }
 
 TEST(MemtableCli, UnknownDesignExitsTwoAndNamesIt) {
@@ -74,7 +173,9 @@ TEST(MemtableCli, UnwritableOutputExitsTwo) {
 TEST(MemtableCli, UnknownFlagFails) {
   const CliResult run = run_memtable("--no_such_flag=1");
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_NE(run.output.find("no_such_flag"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("leanchan-memtable: ERROR: Unknown command line flag 'no_such_flag'"),
+            std::string::npos)
+      << run.output;
 }
 
 TEST(MemtableCli, WritesCsvToAFile) {

@@ -19,6 +19,7 @@
 //     VM it changes with where the threads land), the floor under every
 //     design's figures beside it
 //
+// --help or -h prints the usage and the design names to stdout and exits 0.
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
 #include <atomic>
 #include <chrono>
@@ -48,19 +49,20 @@ struct Options {
   bool handoff = false;
 };
 
-[[noreturn]] void usage_error(const std::string& what) {
-  std::fprintf(stderr,
-               "leanchan-peer-bench: %s\n"
-               "usage: leanchan-peer-bench --design=NAME --producers=P --capacity=C "
-               "--size=S --messages=N\n"
-               "       leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N\n"
-               "       leanchan-peer-bench --handoff --messages=N\n"
-               "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
+constexpr const char* kUsage =
+    "usage: leanchan-peer-bench --design=NAME --producers=P --capacity=C "
+    "--size=S --messages=N\n"
+    "       leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N\n"
+    "       leanchan-peer-bench --handoff --messages=N\n"
+    "       leanchan-peer-bench --help | -h\n"
+    "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
-               " moodycamel"
+    " moodycamel"
 #endif
-               "\nsizes: 8 24 128 1024; messages a multiple of producers\n",
-               what.c_str());
+    "\nsizes: 8 24 128 1024; messages a multiple of producers\n";
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::fprintf(stderr, "leanchan-peer-bench: %s\n%s", what.c_str(), kUsage);
   std::exit(2);
 }
 
@@ -85,7 +87,10 @@ Options parse(int argc, char** argv) {
     const auto value_of = [&](std::string_view key) -> std::string_view {
       return arg.substr(key.size());
     };
-    if (arg == "--pingpong") {
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(std::fflush(stdout) == 0 ? 0 : 2);
+    } else if (arg == "--pingpong") {
       options.pingpong = true;
     } else if (arg == "--handoff") {
       options.handoff = true;
@@ -101,6 +106,8 @@ Options parse(int argc, char** argv) {
       options.size = parse_count("size", value_of("--size="));
     } else if (arg.starts_with("--messages=")) {
       options.messages = parse_count("messages", value_of("--messages="));
+    } else if (!arg.starts_with("-")) {
+      usage_error("unexpected argument '" + std::string(arg) + "' (every argument is a --flag)");
     } else {
       usage_error("unknown argument '" + std::string(arg) + "'");
     }

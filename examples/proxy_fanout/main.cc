@@ -4,21 +4,18 @@
 // Prints one Markdown row per (design, services). A run is bounded: it sends
 // for --seconds, drains, and stops.
 //
-// Exit codes: 0 when no event was lost or duplicated, 1 otherwise, 2 for a
-// bad flag value (1 for a flag Abseil itself rejects).
+// Exit codes: 0 when no event was lost or duplicated (and for --help / -h),
+// 1 otherwise, 2 for a bad flag value or a stray argument (1 for a flag
+// Abseil itself rejects).
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/string_view.h"
 #include "proxy.h"
 
 ABSL_FLAG(std::string, design, "both", "leanchan, tokio-style, or both");
@@ -44,33 +41,32 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --help lists this program's flags (Abseil's filter would match none of
-  // them here); --helpfull still lists Abseil's own as well.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return file.find("absl/") == absl::string_view::npos;
-  };
-  absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(
-      "Runs a proxy's per-service event fan-out on leanchan and on the Tokio-style baseline and "
-      "prints memory per service, throughput, latency and lost events.\n"
-      "Example: leanchan-proxy-fanout --services=1000,10000 --seconds=2");
-  absl::ParseCommandLine(argc, argv);
+  if (auto exit_code = leanchan::cli::parse_command_line(
+          "leanchan-proxy-fanout",
+          "Runs a proxy's per-service event fan-out on leanchan and on the Tokio-style baseline "
+          "and prints memory per service, throughput, latency and lost events.\n"
+          "Example: leanchan-proxy-fanout --services=1000,10000 --seconds=2",
+          absl::GetFlagReflectionHandle(FLAGS_services), argc, argv)) {
+    return *exit_code;
+  }
 
   const std::string design = absl::GetFlag(FLAGS_design);
   if (design != "both" && design != "leanchan" && design != "tokio-style") {
     return fail("--design must be leanchan, tokio-style or both, got '" + design + "'");
   }
+  std::vector<std::string> items;
+  if (std::string error;
+      !leanchan::cli::split_list("services", absl::GetFlag(FLAGS_services), &items, &error)) {
+    return fail(error);
+  }
   std::vector<std::size_t> counts;
-  for (absl::string_view item :
-       absl::StrSplit(absl::GetFlag(FLAGS_services), ',', absl::SkipWhitespace())) {
+  for (const std::string& item : items) {
     std::size_t count = 0;
     if (!absl::SimpleAtoi(item, &count) || count < 10 || count > 1'000'000) {
-      return fail("--services: '" + std::string(item) + "' is not a count in 10..1000000");
+      return fail("--services: '" + item + "' is not a count in 10..1000000");
     }
     counts.push_back(count);
   }
-  if (counts.empty()) return fail("--services: the list is empty");
   proxy::Options options;
   options.seconds = absl::GetFlag(FLAGS_seconds);
   options.rate = absl::GetFlag(FLAGS_rate);

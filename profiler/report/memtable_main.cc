@@ -3,8 +3,10 @@
 // a fill and after a drain, for each design x message size x capacity, and
 // what many channels cost idle, after a burst and after draining.
 //
-// Exit codes: 0 success, 1 a flag Abseil itself rejects (unknown flag), 2 a
-// bad value, an unwritable output file, or a hook that is not active.
+// Exit codes: 0 success (and --help / -h), 1 a flag Abseil itself rejects
+// (unknown flag, a value of the wrong type), 2 a bad value, a stray
+// argument, a selection that selects nothing, an unwritable output file, or
+// a hook that is not active.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +18,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
+#include "cli.h"
 #include "designs.h"
 #include "leanchan/profiler/heap_counters.h"
 #include "options.h"
@@ -44,8 +44,12 @@ ABSL_FLAG(std::string, tables, "memory,many",
 
 namespace {
 
+// leanchan-memtable or leanchan-memtable-mimalloc (one main, two programs):
+// the name it was started by, which starts every message.
+std::string g_program = "leanchan-memtable";
+
 int fail(const std::string& message) {
-  std::cerr << "leanchan-memtable: " << message << "\n";
+  std::cerr << g_program << ": " << message << "\n";
   return 2;
 }
 
@@ -98,18 +102,18 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --help lists this program's flags (Abseil's filter would match none of
-  // them here); --helpfull still lists Abseil's own as well.
-  absl::FlagsUsageConfig usage_config;
-  usage_config.contains_help_flags = [](absl::string_view file) {
-    return file.find("absl/") == absl::string_view::npos;
-  };
-  absl::SetFlagsUsageConfig(usage_config);
-  absl::SetProgramUsageMessage(
-      "Prints the heap cost of channels (create / fill / drain) per design, message size and "
-      "capacity, and of many channels before and after a burst.\n"
-      "Example: leanchan-memtable --designs=leanchan-b8,tokio-style --capacities=1,1024");
-  absl::ParseCommandLine(argc, argv);
+  if (argc > 0 && argv[0] != nullptr && argv[0][0] != '\0') {
+    const std::string invoked = argv[0];
+    g_program = invoked.substr(invoked.find_last_of('/') + 1);
+  }
+  if (auto exit_code = leanchan::cli::parse_command_line(
+          g_program,
+          "Prints the heap cost of channels (create / fill / drain) per design, message size and "
+          "capacity, and of many channels before and after a burst.\n"
+          "Example: leanchan-memtable --designs=leanchan-b8,tokio-style --capacities=1,1024",
+          absl::GetFlagReflectionHandle(FLAGS_designs), argc, argv)) {
+    return *exit_code;
+  }
 
   leanchan::report::RawOptions raw;
   raw.designs = absl::GetFlag(FLAGS_designs);

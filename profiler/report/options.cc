@@ -2,31 +2,45 @@
 #include "options.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "cli.h"
 #include "leanchan/channel.h"
 
 namespace leanchan::report {
 namespace {
 
+// The elements of a comma-separated list flag; an empty list or an empty
+// element ("1,,2") is an error.
+absl::StatusOr<std::vector<std::string>> split(absl::string_view flag, absl::string_view text) {
+  std::vector<std::string> items;
+  std::string error;
+  if (!cli::split_list(std::string_view(flag.data(), flag.size()),
+                       std::string_view(text.data(), text.size()), &items, &error)) {
+    return absl::InvalidArgumentError(error);
+  }
+  return items;
+}
+
 absl::StatusOr<std::vector<std::size_t>> parse_list(absl::string_view flag,
                                                     absl::string_view text) {
+  auto items = split(flag, text);
+  if (!items.ok()) return items.status();
   std::vector<std::size_t> values;
-  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+  for (const std::string& item : *items) {
     std::size_t value = 0;
     if (!absl::SimpleAtoi(item, &value)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--", flag, ": '", item, "' is not a non-negative whole number"));
     }
     values.push_back(value);
-  }
-  if (values.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": the list is empty"));
   }
   return values;
 }
@@ -47,7 +61,9 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   if (raw.designs == "all") {
     for (const Design& design : designs) options.designs.push_back(&design);
   } else {
-    for (absl::string_view name : absl::StrSplit(raw.designs, ',', absl::SkipWhitespace())) {
+    auto names = split("designs", raw.designs);
+    if (!names.ok()) return names.status();
+    for (const std::string& name : *names) {
       auto found = std::find_if(designs.begin(), designs.end(),
                                 [&](const Design& d) { return d.name == name; });
       if (found == designs.end()) {
@@ -59,7 +75,6 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
       }
       options.designs.push_back(&*found);
     }
-    if (options.designs.empty()) return absl::InvalidArgumentError("--designs: the list is empty");
   }
 
   auto sizes = parse_list("message_sizes", raw.message_sizes);
@@ -88,7 +103,7 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   }
   options.format = *format;
 
-  if (raw.many_channels != "none" && !raw.many_channels.empty()) {
+  if (raw.many_channels != "none") {
     auto counts = parse_list("many_channels", raw.many_channels);
     if (!counts.ok()) return counts.status();
     for (std::size_t count : *counts) {
@@ -109,7 +124,9 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
 
   bool memory = false;
   bool many = false;
-  for (absl::string_view table : absl::StrSplit(raw.tables, ',', absl::SkipWhitespace())) {
+  auto tables = split("tables", raw.tables);
+  if (!tables.ok()) return tables.status();
+  for (const std::string& table : *tables) {
     if (table == "memory") {
       memory = true;
     } else if (table == "many") {
@@ -119,12 +136,18 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
           absl::StrCat("--tables: unknown table '", table, "' (known: memory, many)"));
     }
   }
-  if (!memory && !many) return absl::InvalidArgumentError("--tables: the list is empty");
+  if (many && !memory && options.many_channels.empty()) {
+    return absl::InvalidArgumentError(
+        "--tables=many with --many_channels=none selects nothing to measure (give channel counts, "
+        "or add memory to --tables)");
+  }
   options.memory_table = memory;
   if (!many) options.many_channels.clear();
 
   options.retentions.clear();
-  for (absl::string_view policy : absl::StrSplit(raw.retain, ',', absl::SkipWhitespace())) {
+  auto policies = split("retain", raw.retain);
+  if (!policies.ok()) return policies.status();
+  for (const std::string& policy : *policies) {
     Retention retention;
     if (policy == "none") {
       retention = Retention::kKeepNone;
@@ -143,7 +166,6 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
       options.retentions.push_back(retention);
     }
   }
-  if (options.retentions.empty()) return absl::InvalidArgumentError("--retain: the list is empty");
   return options;
 }
 

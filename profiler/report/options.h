@@ -14,11 +14,11 @@
 namespace leanchan::report {
 
 struct RawOptions {
-  std::string designs;        // comma list of design names, or "all"
-  std::string message_sizes;  // comma list of byte counts
-  std::string capacities;     // comma list
-  std::string format;         // markdown | csv | json
-  std::string many_channels;  // comma list of channel counts, or "none"
+  std::string designs;                 // comma list of design names, or "all"
+  std::string message_sizes;           // comma list of byte counts
+  std::string capacities;              // comma list
+  std::string format;                  // markdown | csv | json
+  std::string many_channels = "none";  // comma list of channel counts, or "none"
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
   std::string tables = "memory,many";  // which tables to print
@@ -37,7 +37,10 @@ struct ReportOptions {
   std::vector<Retention> retentions = {Retention::kKeepNone, Retention::kKeepOne};
 };
 
-// InvalidArgument with a one-line message naming the flag and the value.
+// InvalidArgument with a one-line message naming the flag and the value. A
+// list flag may not be empty or hold an empty element ("1,,2"), and a
+// selection that measures nothing (--tables=many --many_channels=none) is an
+// error too.
 absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw);
 
 }  // namespace leanchan::report
