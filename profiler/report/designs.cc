@@ -74,6 +74,51 @@ Design leanchan_design() {
   return design;
 }
 
+// leanchan as `channel<T>(capacity)` makes it: the default block size for
+// each message type (leanchan::default_block_size, leanchan/fwd.h).
+template <std::size_t S>
+MemoryRow leanchan_default_row(std::size_t capacity) {
+  return leanchan_row<S, leanchan::default_block_size<Message<S>>>(capacity);
+}
+
+Design leanchan_default_design() {
+  Design design;
+  design.name = "leanchan-default";
+  design.block_size = 0;  // depends on the message size
+  design.formulas = absl::StrCat(
+      "B = default_block_size<T> (8 B: ", leanchan::default_block_size<Message<8>>,
+      ", 24 B: ", leanchan::default_block_size<Message<24>>, ", 128 B: ",
+      leanchan::default_block_size<Message<128>>, ", 250 B: ",
+      leanchan::default_block_size<Message<250>>, ", 1024 B: ",
+      leanchan::default_block_size<Message<1024>>,
+      "); b = min(B, C); create 64; fill 64 + ceil(C/b)·(16 + b·S); drain 64 + 16 + b·S");
+  design.measure = [](std::size_t message_bytes, std::size_t capacity) {
+    MemoryRow row;
+    switch (message_bytes) {
+      case 8: row = leanchan_default_row<8>(capacity); break;
+      case 24: row = leanchan_default_row<24>(capacity); break;
+      case 128: row = leanchan_default_row<128>(capacity); break;
+      case 250: row = leanchan_default_row<250>(capacity); break;
+      default: row = leanchan_default_row<1024>(capacity); break;
+    }
+    row.design = "leanchan-default";
+    row.message_bytes = message_bytes;
+    row.capacity = capacity;
+    return row;
+  };
+  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
+                            Retention retention) {
+    ManyChannelsRow row = measure_many_channels<Message<24>>(
+        [retention](std::size_t c) { return leanchan::channel<Message<24>>(c, retention); },
+        channels, capacity, burst);
+    row.design = "leanchan-default";
+    row.retain = retain_name(retention);
+    return row;
+  };
+  design.has_retention = true;
+  return design;
+}
+
 // Tokio 1.24 (docs/tokio_style.md sections 4 and 6): a 176-byte Chan, 32-slot blocks
 // of 32 + 32*S bytes, the first made at creation, up to 3 kept after a drain.
 Prediction tokio_prediction(std::size_t message_bytes, std::size_t capacity) {
@@ -142,6 +187,7 @@ const std::vector<std::size_t>& supported_message_sizes() {
 const std::vector<Design>& all_designs() {
   static const std::vector<Design> designs = [] {
     std::vector<Design> list;
+    list.push_back(leanchan_default_design());  // what channel<T>(capacity) makes
     list.push_back(leanchan_design<1>());
     list.push_back(leanchan_design<2>());
     list.push_back(leanchan_design<4>());

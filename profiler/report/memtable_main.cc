@@ -25,7 +25,8 @@
 #include "output.h"
 
 ABSL_FLAG(std::string, designs, "all",
-          "Comma-separated designs: leanchan-b1, leanchan-b2, leanchan-b4, leanchan-b8, "
+          "Comma-separated designs: leanchan-default (what channel<T>(capacity) makes), "
+          "leanchan-b1, leanchan-b2, leanchan-b4, leanchan-b8, "
           "leanchan-b16, leanchan-b32, tokio-style; or all");
 ABSL_FLAG(std::string, message_sizes, "8,24,128,250,1024",
           "Comma-separated message sizes in bytes (those built in: 8, 24, 128, 250, 1024)");
