@@ -12,18 +12,28 @@
 namespace leanchan::explore_test {
 
 // The receiver finishes block 0 (finish_block) while a third send
-// provides its block: whatever the schedule, the drained channel keeps one
-// block (64 + 16 + 2 * 4 bytes). Before, a send providing between the
+// provides its block and a reservation is held (so that a block numbered
+// in excess cannot be given back at the drain). Whatever the schedule,
+// the numbered blocks reach no further than block 1 (positions 0..3):
+// with the receiver at position 3 and the channel found empty, one block
+// is live (64 + 16 + 2 * 4 bytes). Before, a send providing between the
 // published position and the permits going back numbered block 2 too.
 inline void finish_block_racing_a_providing_send() {
+  constexpr std::size_t kOneBlock = 64 + 16 + 2 * sizeof(int);
   auto [tx, rx] = leanchan::channel<int, 2>(4);
   explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
+  auto permit = tx.try_reserve();
+  explore::check(static_cast<bool>(permit), "reserve position 2 or 3");
   auto tx2 = tx;
   explore::spawn([&tx2] { explore::check(tx2.try_send(2).ok(), "the third send"); });
   explore::check(rx.recv() == 0 && rx.recv() == 1 && rx.recv() == 2, "FIFO");
   explore::join_all();
   explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
-  explore::check(rx.memory_usage() == 64 + 16 + 2 * sizeof(int), "one block after the drain");
+  explore::check(rx.memory_usage() == kOneBlock, "a block numbered that no position needs");
+  permit.send(3);
+  explore::check(rx.recv() == 3, "the reserved message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty again");
+  explore::check(rx.memory_usage() == kOneBlock, "one block after the drain");
 }
 
 // A send notifier holds the only slot; the receiver closes, arms its
