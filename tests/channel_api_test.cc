@@ -307,10 +307,14 @@ TEST(ChannelApi, CapacityAboveTheMaximumIsRejectedWithAClearMessage) {
 }
 
 TEST(ChannelApi, DefaultBlockSizeFollowsTheDocumentedFormula) {
+  // bit_floor(clamp(4096 / sizeof(T), 1, 32)): at most a page of slots.
   EXPECT_EQ(leanchan::default_block_size<std::uint64_t>, 32u);
-  EXPECT_EQ((leanchan::default_block_size<std::array<char, 24>>), 21u);
-  EXPECT_EQ((leanchan::default_block_size<std::array<char, 128>>), 4u);
-  EXPECT_EQ((leanchan::default_block_size<std::array<char, 1024>>), 1u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 24>>), 32u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 128>>), 32u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 250>>), 16u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 1024>>), 4u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 4096>>), 1u);
+  EXPECT_EQ((leanchan::default_block_size<std::array<char, 8192>>), 1u);
 }
 
 TEST(ChannelApi, StatusesHaveNames) {

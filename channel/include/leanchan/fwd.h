@@ -5,6 +5,7 @@
 #define LEANCHAN_FWD_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <memory_resource>
 
@@ -16,11 +17,15 @@ namespace leanchan {
 // less than 2^25 apart, so the wrapped numbers order them unambiguously.)
 inline constexpr std::size_t kMaxCapacity = std::size_t{1} << 24;
 
-// The block size used when none is given: about 512 bytes of slots, between
-// 1 and 32 slots: clamp(512 / sizeof(T), 1, 32). So 8-byte messages get 32
-// slots, 24-byte ones 21, 128-byte ones 4, and 512-byte or larger ones 1.
+// The block size used when none is given: the largest power of two up to
+// 32 slots whose slots fit in 4 KiB, bit_floor(clamp(4096 / sizeof(T), 1,
+// 32)). So messages up to 128 bytes get 32 slots (the block size that moved
+// them fastest), 250-byte ones 16, 1 KiB ones 4, and 4 KiB or larger ones
+// 1: a drained channel never keeps more than a page of slots. Chosen by
+// measurement (docs/design.md, "The default block size").
 template <class T>
-inline constexpr std::size_t default_block_size = std::clamp<std::size_t>(512 / sizeof(T), 1, 32);
+inline constexpr std::size_t default_block_size =
+    std::bit_floor(std::clamp<std::size_t>(4096 / sizeof(T), 1, 32));
 
 // What a channel keeps when it drains (chosen at creation; see channel.h).
 //   Retention::kKeepOne (the default): the last block stays for the next
