@@ -19,7 +19,7 @@
 // costs to move from one thread to the other and back, half of it per
 // direction. A throughput row's time per message, less the uncontended
 // one, divided by the one-way hand-off, estimates how many lines move
-// per message (docs/results.md, "Where the time goes").
+// per message (docs/notebook/2026-11-30-results.md, "Where the time goes").
 #include <benchmark/benchmark.h>
 
 #include <cstddef>

@@ -11,7 +11,7 @@
 # random interleaved order and each ratio uses the medians, so a slow
 # stretch of the machine (on a VM, the hypervisor moving the two threads'
 # vCPUs) spoils one repetition of many designs rather than every run of one
-# design. The two orders do not agree yet: docs/results.md, "Where a
+# design. The two orders do not agree yet: docs/notebook/2026-11-30-results.md, "Where a
 # message's time goes".
 #   scripts/compare.sh --benchmark_filter='msg:24'   # extra Google Benchmark flags
 #   scripts/compare.sh --peers             # against crossbeam, Tokio, Go, moodycamel

@@ -80,8 +80,9 @@ namespace internal {
 // a status is a 10-byte object GCC returns in two registers and shuffles
 // through stack copies of mismatched widths on every call, stalling store
 // forwarding: a send of an 8-byte message cost twice one of 24 bytes
-// (docs/results.md, "Where a message's time goes"). Here the success path writes
-// the status only, and the value is moved only when there is one.
+// (docs/notebook/2026-11-30-results.md, "Where a message's time goes").
+// Here the success path writes the status only, and the value is moved only
+// when there is one.
 template <class T, class Status, bool (*holds)(Status)>
 class StatusAndValue {
   static_assert(std::is_nothrow_move_constructible_v<T> && std::is_nothrow_destructible_v<T>,

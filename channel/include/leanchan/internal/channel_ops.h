@@ -111,7 +111,7 @@ struct ChannelOps {
   // reads the shared line only when it may free something.
   // (Reading it, even a constant, after every message cost a producer that
   // keeps writing the same line about a quarter of its throughput:
-  // docs/results.md.)
+  // docs/notebook/2026-11-30-results.md.)
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
@@ -219,7 +219,7 @@ struct ChannelOps {
   // that empties the queue: a receiver that keeps up with its senders
   // empties it in the middle of nearly every block, and freeing the spare
   // there cost a lock and a free per block, and the sender a malloc
-  // (docs/results.md). The cursor's copy of the flag is checked first, so
+  // (docs/notebook/2026-11-30-results.md). The cursor's copy of the flag is checked first, so
   // with nothing to free this reads no shared word (kKeepNone: two shared
   // loads, and the lock only when a block is there).
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
