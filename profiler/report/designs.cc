@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,87 +37,74 @@ MemoryRow leanchan_row(std::size_t capacity) {
   return row;
 }
 
+// The block size a leanchan design uses for S-byte messages: a fixed one,
+// or the library's default (what channel<T>(capacity) makes).
 template <std::size_t B>
+struct FixedBlocks {
+  template <std::size_t S>
+  static constexpr std::size_t of = B;
+};
+struct DefaultBlocks {
+  template <std::size_t S>
+  static constexpr std::size_t of = leanchan::default_block_size<Message<S>>;
+};
+
+template <class Blocks>
 MemoryRow leanchan_measure(std::size_t message_bytes, std::size_t capacity) {
   switch (message_bytes) {
-    case 8: return leanchan_row<8, B>(capacity);
-    case 24: return leanchan_row<24, B>(capacity);
-    case 128: return leanchan_row<128, B>(capacity);
-    case 250: return leanchan_row<250, B>(capacity);
-    default: return leanchan_row<1024, B>(capacity);
+    case 8: return leanchan_row<8, Blocks::template of<8>>(capacity);
+    case 24: return leanchan_row<24, Blocks::template of<24>>(capacity);
+    case 128: return leanchan_row<128, Blocks::template of<128>>(capacity);
+    case 250: return leanchan_row<250, Blocks::template of<250>>(capacity);
+    default: return leanchan_row<1024, Blocks::template of<1024>>(capacity);
   }
+}
+
+// `block_size`: the fixed block size, or 0 when it depends on the message.
+template <class Blocks>
+Design leanchan_design(const std::string& name, std::size_t block_size, std::string formulas) {
+  Design design;
+  design.name = name;
+  design.block_size = block_size;
+  design.formulas = std::move(formulas);
+  design.measure = [name](std::size_t message_bytes, std::size_t capacity) {
+    MemoryRow row = leanchan_measure<Blocks>(message_bytes, capacity);
+    row.design = name;
+    row.message_bytes = message_bytes;
+    row.capacity = capacity;
+    return row;
+  };
+  design.many_channels = [name](std::size_t channels, std::size_t capacity, std::size_t burst,
+                                Retention retention) {
+    constexpr std::size_t kBlocks = Blocks::template of<24>;
+    ManyChannelsRow row = measure_many_channels<Message<24>>(
+        [retention](std::size_t c) { return leanchan::channel<Message<24>, kBlocks>(c, retention); },
+        channels, capacity, burst);
+    row.design = name;
+    row.retain = retain_name(retention);
+    return row;
+  };
+  design.has_retention = true;
+  return design;
 }
 
 template <std::size_t B>
 Design leanchan_design() {
-  Design design;
-  design.name = absl::StrCat("leanchan-b", B);
-  design.block_size = B;
-  design.formulas = absl::StrCat("b = min(", B, ", C); create 64; fill 64 + ceil(C/b)·(16 + ",
-                                 "b·S); drain 64 + 16 + b·S");
-  design.measure = [](std::size_t message_bytes, std::size_t capacity) {
-    MemoryRow row = leanchan_measure<B>(message_bytes, capacity);
-    row.design = absl::StrCat("leanchan-b", B);
-    row.message_bytes = message_bytes;
-    row.capacity = capacity;
-    return row;
-  };
-  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
-                            Retention retention) {
-    ManyChannelsRow row = measure_many_channels<Message<24>>(
-        [retention](std::size_t c) { return leanchan::channel<Message<24>, B>(c, retention); },
-        channels, capacity, burst);
-    row.design = absl::StrCat("leanchan-b", B);
-    row.retain = retain_name(retention);
-    return row;
-  };
-  design.has_retention = true;
-  return design;
+  return leanchan_design<FixedBlocks<B>>(
+      absl::StrCat("leanchan-b", B), B,
+      absl::StrCat("b = min(", B, ", C); create 64; fill 64 + ceil(C/b)·(16 + ",
+                   "b·S); drain 64 + 16 + b·S"));
 }
 
-// leanchan as `channel<T>(capacity)` makes it: the default block size for
-// each message type (leanchan::default_block_size, leanchan/fwd.h).
-template <std::size_t S>
-MemoryRow leanchan_default_row(std::size_t capacity) {
-  return leanchan_row<S, leanchan::default_block_size<Message<S>>>(capacity);
-}
-
+// leanchan as channel<T>(capacity) makes it (leanchan::default_block_size).
 Design leanchan_default_design() {
-  Design design;
-  design.name = "leanchan-default";
-  design.block_size = 0;  // depends on the message size
-  design.formulas = absl::StrCat(
-      "B = default_block_size<T> (8 B: ", leanchan::default_block_size<Message<8>>,
-      ", 24 B: ", leanchan::default_block_size<Message<24>>, ", 128 B: ",
-      leanchan::default_block_size<Message<128>>, ", 250 B: ",
-      leanchan::default_block_size<Message<250>>, ", 1024 B: ",
-      leanchan::default_block_size<Message<1024>>,
-      "); b = min(B, C); create 64; fill 64 + ceil(C/b)·(16 + b·S); drain 64 + 16 + b·S");
-  design.measure = [](std::size_t message_bytes, std::size_t capacity) {
-    MemoryRow row;
-    switch (message_bytes) {
-      case 8: row = leanchan_default_row<8>(capacity); break;
-      case 24: row = leanchan_default_row<24>(capacity); break;
-      case 128: row = leanchan_default_row<128>(capacity); break;
-      case 250: row = leanchan_default_row<250>(capacity); break;
-      default: row = leanchan_default_row<1024>(capacity); break;
-    }
-    row.design = "leanchan-default";
-    row.message_bytes = message_bytes;
-    row.capacity = capacity;
-    return row;
-  };
-  design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
-                            Retention retention) {
-    ManyChannelsRow row = measure_many_channels<Message<24>>(
-        [retention](std::size_t c) { return leanchan::channel<Message<24>>(c, retention); },
-        channels, capacity, burst);
-    row.design = "leanchan-default";
-    row.retain = retain_name(retention);
-    return row;
-  };
-  design.has_retention = true;
-  return design;
+  return leanchan_design<DefaultBlocks>(
+      "leanchan-default", 0,
+      absl::StrCat("B = default_block_size<T> (8 B: ", DefaultBlocks::of<8>, ", 24 B: ",
+                   DefaultBlocks::of<24>, ", 128 B: ", DefaultBlocks::of<128>, ", 250 B: ",
+                   DefaultBlocks::of<250>, ", 1024 B: ", DefaultBlocks::of<1024>,
+                   "); b = min(B, C); create 64; fill 64 + ceil(C/b)·(16 + b·S); drain 64 + "
+                   "16 + b·S"));
 }
 
 // Tokio 1.24 (docs/tokio_style.md sections 4 and 6): a 176-byte Chan, 32-slot blocks
