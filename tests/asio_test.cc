@@ -28,6 +28,7 @@ void leanchan_test_after_arm();
 
 #include "gtest/gtest.h"
 #include "leanchan/channel.h"
+#include "test_support.h"
 
 namespace {
 std::function<void()> after_arm;  // runs once, then clears itself
@@ -827,23 +828,8 @@ namespace {
 // it: async_recv must not hold the io thread (poll_recv's kBusy); the
 // stalled publish kicks the resumption. Before, the receive waited inside
 // io.poll() for a sender that only this thread could release: a hang.
-struct StallGate {
-  std::atomic<bool> entered{false};
-  std::atomic<bool> open{false};
-};
-struct StallingInt {
-  int value = 0;
-  StallGate* gate = nullptr;
-  StallingInt(int v, StallGate* g) noexcept : value(v), gate(g) {}
-  StallingInt(StallingInt&& other) noexcept : value(other.value) {
-    if (StallGate* g = std::exchange(other.gate, nullptr)) {
-      g->entered = true;
-      g->entered.notify_all();
-      while (!g->open.load()) g->open.wait(false);
-    }
-  }
-  StallingInt& operator=(StallingInt&&) = delete;
-};
+using leanchan::testing::StallGate;
+using StallingInt = leanchan::testing::Stalling;
 
 TEST(AsioReceiver, AStalledSenderDoesNotHoldTheIoThread) {
   asio::io_context io;
@@ -852,7 +838,7 @@ TEST(AsioReceiver, AStalledSenderDoesNotHoldTheIoThread) {
   AsyncReceiver<StallingInt> rx(io.get_executor(), std::move(tx_rx.second));
   StallGate gate;
   std::thread stalled([&] { EXPECT_TRUE(tx.try_send(StallingInt{1, &gate}).ok()); });
-  while (!gate.entered.load()) gate.entered.wait(false);
+  gate.wait_entered();
   auto tx2 = tx;
   ASSERT_TRUE(tx2.try_send(StallingInt{2, nullptr}).ok());
   std::vector<int> got;
@@ -863,8 +849,7 @@ TEST(AsioReceiver, AStalledSenderDoesNotHoldTheIoThread) {
   });
   io.poll();  // runs what is ready; must not wait for the stalled sender
   EXPECT_TRUE(got.empty());
-  gate.open = true;
-  gate.open.notify_all();
+  gate.release();
   stalled.join();  // its publish kicked the receive
   io.restart();
   io.run_one();

@@ -18,37 +18,14 @@
 
 #include "coro_support.h"
 #include "leanchan/channel.h"
+#include "test_support.h"
 
 namespace {
 
 using leanchan::PollStatus;
 
-struct Gate {
-  std::atomic<bool> entered{false};
-  std::atomic<bool> open{false};
-  void wait_entered() {
-    while (!entered.load()) entered.wait(false);
-  }
-  void release() {
-    open = true;
-    open.notify_all();
-  }
-};
-
-// Moving a message with a gate stalls until the gate opens.
-struct Stalling {
-  int value = 0;
-  Gate* gate = nullptr;
-  Stalling(int v, Gate* g) noexcept : value(v), gate(g) {}
-  Stalling(Stalling&& other) noexcept : value(other.value) {
-    if (Gate* g = std::exchange(other.gate, nullptr)) {
-      g->entered = true;
-      g->entered.notify_all();
-      while (!g->open.load()) g->open.wait(false);
-    }
-  }
-  Stalling& operator=(Stalling&&) = delete;
-};
+using leanchan::testing::StallGate;
+using leanchan::testing::Stalling;
 
 std::atomic<int> g_calls{0};
 void on_ready(void*) noexcept { g_calls.fetch_add(1); }
@@ -57,7 +34,7 @@ void on_ready(void*) noexcept { g_calls.fetch_add(1); }
 // sends position 1, which is published.
 struct StalledProducer {
   leanchan::Sender<Stalling, 8>& tx;
-  Gate gate;
+  StallGate gate;
   std::thread thread;
   explicit StalledProducer(leanchan::Sender<Stalling, 8>& sender) : tx(sender) {
     thread = std::thread([this] { EXPECT_TRUE(tx.try_send(Stalling{1, &gate}).ok()); });

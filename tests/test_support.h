@@ -36,6 +36,36 @@ struct Tracked {
   bool moved_from = false;
 };
 
+// A sender stalled between its claim and its publish: moving a Stalling
+// message that carries a gate (its move into the slot happens after the
+// claim) announces itself and waits until the test opens the gate. No
+// sleeps: the test waits for `entered`, the sender for `open`.
+struct StallGate {
+  std::atomic<bool> entered{false};
+  std::atomic<bool> open{false};
+  void wait_entered() {
+    while (!entered.load()) entered.wait(false);
+  }
+  void release() {
+    open = true;
+    open.notify_all();
+  }
+};
+struct Stalling {
+  int value = 0;
+  StallGate* gate = nullptr;
+  Stalling(int v, StallGate* g) noexcept : value(v), gate(g) {}
+  Stalling(Stalling&& other) noexcept : value(other.value) {
+    if (StallGate* g = other.gate) {
+      other.gate = nullptr;
+      g->entered = true;
+      g->entered.notify_all();
+      while (!g->open.load()) g->open.wait(false);
+    }
+  }
+  Stalling& operator=(Stalling&&) = delete;
+};
+
 // Scales stress iterations: LEANCHAN_STRESS_SCALE (default 1) multiplies
 // them, so sanitizer builds in CI can run smaller rounds.
 inline double stress_scale() {
