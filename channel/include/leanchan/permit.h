@@ -51,8 +51,8 @@ class [[nodiscard]] Permit {
 
   // True while the permit holds a slot (reservation succeeded, not yet sent).
   explicit operator bool() const noexcept { return state_ != nullptr; }
-  // kOk if the reservation succeeded; otherwise why it failed (kFull, kClosed,
-  // kTimedOut, kNoMemory). Unchanged by send().
+  // kOk if the reservation succeeded; otherwise why it failed (kFull from
+  // try_reserve, kClosed, kNoMemory). Unchanged by send().
   SendStatus status() const noexcept { return status_; }
 
   // Puts `value` in the reserved slot; the permit is empty afterwards.
@@ -113,8 +113,8 @@ class [[nodiscard]] PermitBatch {
   std::size_t size() const noexcept { return remaining_; }
   explicit operator bool() const noexcept { return remaining_ != 0; }
   // kOk if the reservation succeeded (also for zero slots); otherwise why
-  // not (kFull, kClosed, kTimedOut, kExceedsCapacity, kNoMemory). Unchanged
-  // by send().
+  // not (kFull from try_reserve_many, kClosed, kExceedsCapacity, kNoMemory).
+  // Unchanged by send().
   SendStatus status() const noexcept { return status_; }
 
   // Puts `value` in one reserved slot. Precondition: size() > 0. O(1);
