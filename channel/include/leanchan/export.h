@@ -10,6 +10,13 @@
 #ifndef LEANCHAN_EXPORT_H_
 #define LEANCHAN_EXPORT_H_
 
+// leanchan/channel.h and status.h include this first, so a consumer built
+// for an older standard gets this line rather than an error deep inside
+// <coroutine>.
+#if __cplusplus < 202002L
+#error "leanchan needs C++20 or later (-std=c++20 or newer)"
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define LEANCHAN_API __attribute__((visibility("default")))
 #else
