@@ -9,7 +9,11 @@
 // Abseil itself rejects).
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <iostream>
+#include <map>
+#include <thread>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,7 +27,12 @@ ABSL_FLAG(std::string, services, "1000,10000,100000", "Comma-separated service c
 ABSL_FLAG(double, seconds, 2.0, "How long the health checker runs per row (0.1..600)");
 ABSL_FLAG(int, rate, 20000, "Steady events per second across all services");
 ABSL_FLAG(int, capacity, 16, "Channel capacity per service (also the burst size)");
-ABSL_FLAG(int, workers, 2, "Worker threads serving the channels");
+ABSL_FLAG(int, workers, 0,
+          "Worker threads serving the channels (0: one fewer than the CPUs, at least 1, so the "
+          "checker and the workers are no more busy threads than cores)");
+ABSL_FLAG(int, runs, 1,
+          "Runs of each row; above 1, every run's row is printed and then each row's spread "
+          "(median, min, max) of events/s, p50, p99 and CPU per event");
 ABSL_FLAG(int, zones, 10, "Zones; a burst hits every service of one zone");
 ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often");
 ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second");
@@ -36,6 +45,51 @@ namespace {
 int fail(const std::string& message) {
   std::cerr << "leanchan-proxy-fanout: " << message << "\n";
   return 2;
+}
+
+std::string each_worker(const proxy::Report& r) {
+  std::string out;
+  for (double ns : r.worker_cpu_ns_per_event) {
+    if (!out.empty()) out += "/";
+    out += std::to_string(static_cast<long long>(ns));
+  }
+  return out;
+}
+
+// median, min, max of `values` (not empty).
+std::string spread(std::vector<double> values, const char* format) {
+  std::sort(values.begin(), values.end());
+  const double median = values.size() % 2 == 1
+                            ? values[values.size() / 2]
+                            : (values[values.size() / 2 - 1] + values[values.size() / 2]) / 2;
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, format, median, values.front(), values.back());
+  return buffer;
+}
+
+void print_spread(const std::map<std::pair<std::size_t, std::string>,
+                                 std::vector<proxy::Report>>& by_row,
+                  int runs) {
+  std::printf(
+      "\nSpread over %d runs (median [min, max]):\n\n"
+      "| design | services | events/s | p50 us | p99 us | checker CPU ns/event | workers CPU "
+      "ns/event |\n|---|---:|---:|---:|---:|---:|---:|\n",
+      runs);
+  for (const auto& [key, reports] : by_row) {
+    std::vector<double> rate, p50, p99, checker, workers;
+    for (const proxy::Report& r : reports) {
+      rate.push_back(r.events_per_second);
+      p50.push_back(r.p50_us);
+      p99.push_back(r.p99_us);
+      checker.push_back(r.checker_cpu_ns_per_event);
+      workers.push_back(r.workers_cpu_ns_per_event);
+    }
+    std::printf("| %s | %zu | %s | %s | %s | %s | %s |\n", key.second.c_str(), key.first,
+                spread(rate, "%.0f [%.0f, %.0f]").c_str(), spread(p50, "%.1f [%.1f, %.1f]").c_str(),
+                spread(p99, "%.1f [%.1f, %.1f]").c_str(),
+                spread(checker, "%.0f [%.0f, %.0f]").c_str(),
+                spread(workers, "%.0f [%.0f, %.0f]").c_str());
+  }
 }
 
 }  // namespace
@@ -71,6 +125,12 @@ int main(int argc, char** argv) {
   options.seconds = absl::GetFlag(FLAGS_seconds);
   options.rate = absl::GetFlag(FLAGS_rate);
   options.workers = absl::GetFlag(FLAGS_workers);
+  if (options.workers == 0) {
+    const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+    options.workers = std::max(1, cpus - 1);
+  }
+  const int runs = absl::GetFlag(FLAGS_runs);
+  if (runs < 1 || runs > 100) return fail("--runs must be in 1..100");
   options.zones = absl::GetFlag(FLAGS_zones);
   options.burst_interval_ms = absl::GetFlag(FLAGS_burst_interval_ms);
   options.churn_per_second = absl::GetFlag(FLAGS_churn_per_second);
@@ -80,7 +140,7 @@ int main(int argc, char** argv) {
     return fail("--seconds must be in 0.1..600");
   if (options.rate < 1 || options.rate > 10'000'000) return fail("--rate must be in 1..10000000");
   if (capacity < 1 || capacity > 1024) return fail("--capacity must be in 1..1024");
-  if (options.workers < 1 || options.workers > 64) return fail("--workers must be in 1..64");
+  if (options.workers < 1 || options.workers > 64) return fail("--workers must be in 0..64");
   if (options.zones < 1 || options.zones > 1000) return fail("--zones must be in 1..1000");
   if (options.burst_interval_ms < 1) return fail("--burst_interval_ms must be at least 1");
   if (options.churn_per_second < 0 || options.churn_per_second > 100'000) {
@@ -96,15 +156,17 @@ int main(int argc, char** argv) {
       "| design | services | channel B/idle service | heap B/service idle | RSS B/service idle | "
       "heap B/service peak | heap B/service drained | RSS B/service drained | events/s | "
       "p50 us | p99 us | p999 us | sent | refused (full) | lost | duplicated | services "
-      "added/removed |\n"
-      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "added/removed | checker CPU ns/event | workers CPU ns/event (each) |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+      "---:|\n");
   bool all_ok = true;
   std::vector<proxy::Report> series;  // soak mode: printed after the table
   // Progress on stderr: each row runs for --seconds plus setup and drain.
-  const std::size_t rows = counts.size() * (design == "both" ? 2 : 1);
+  const std::size_t rows = counts.size() * (design == "both" ? 2 : 1) * static_cast<std::size_t>(runs);
+  std::map<std::pair<std::size_t, std::string>, std::vector<proxy::Report>> by_row;
   std::size_t row = 0;
   const auto started = std::chrono::steady_clock::now();
-  for (std::size_t count : counts) {
+  for (int run = 0; run < runs; ++run) for (std::size_t count : counts) {
     options.services = count;
     for (const char* name : {"leanchan", "tokio-style"}) {
       if (design != "both" && design != name) continue;
@@ -120,17 +182,20 @@ int main(int argc, char** argv) {
       std::printf(
           "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %llu "
           "| "
-          "%llu | %llu | %llu | %llu/%llu |\n",
+          "%llu | %llu | %llu | %llu/%llu | %.0f | %.0f (%s) |\n",
           r.design.c_str(), r.services, r.channel_bytes_idle, r.heap_idle, r.rss_idle, r.heap_peak,
           r.heap_drained, r.rss_drained, r.events_per_second, r.p50_us, r.p99_us, r.p999_us,
           static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(r.refused),
           static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.duplicated),
           static_cast<unsigned long long>(r.services_added),
-          static_cast<unsigned long long>(r.services_removed));
+          static_cast<unsigned long long>(r.services_removed), r.checker_cpu_ns_per_event,
+          r.workers_cpu_ns_per_event, each_worker(r).c_str());
       std::fflush(stdout);
       if (!r.rss_series.empty()) series.push_back(r);
+      by_row[{count, r.design}].push_back(r);
     }
   }
+  if (runs > 1) print_spread(by_row, runs);
   for (const proxy::Report& r : series) {
     std::printf("\nRSS B/service above the start, %s, %zu services (seconds: bytes):",
                 r.design.c_str(), r.services);

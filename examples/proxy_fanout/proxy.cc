@@ -2,6 +2,7 @@
 #include "proxy.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -58,6 +59,7 @@ class Scenario {
     absl::flat_hash_map<Service*, std::unique_ptr<Service>> services;
     Histogram latency;  // fixed size, touched at construction
     std::thread thread;
+    std::int64_t cpu_ns = 0;  // the worker thread's CPU time, written before it ends
   };
 
   struct Route {
@@ -161,8 +163,20 @@ void Scenario<D>::serve_service(Worker& worker, Service* service) {
   }
 }
 
+// CPU time of the calling thread so far (user + system), in nanoseconds.
+std::int64_t thread_cpu_ns() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  const auto ns = [](const timeval& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 +
+           static_cast<std::int64_t>(t.tv_usec) * 1'000;
+  };
+  return ns(usage.ru_utime) + ns(usage.ru_stime);
+}
+
 template <class D>
 void Scenario<D>::serve(Worker& worker) {
+  const std::int64_t cpu_start = thread_cpu_ns();
   auto& inbox = worker.inbox.second;
   worker.inbox_entry.watch(inbox);
   bool inbox_open = true;
@@ -189,6 +203,7 @@ void Scenario<D>::serve(Worker& worker) {
     });
   }
   inbox.clear_notifier();
+  worker.cpu_ns = thread_cpu_ns() - cpu_start;  // read by run() after the join
 }
 
 template <class D>
@@ -233,6 +248,7 @@ Report Scenario<D>::run() {
   leanchan::profiler::reset_heap_peak();
   const std::int64_t heap_base =
       leanchan::profiler::read_heap_counters().live_requested_bytes - probe.live_bytes();
+  const std::int64_t checker_cpu_start = thread_cpu_ns();
   const auto start = Clock::now();
   const Clock::time_point end = start + std::chrono::duration_cast<Clock::duration>(
                                             std::chrono::duration<double>(options_.seconds));
@@ -274,6 +290,7 @@ Report Scenario<D>::run() {
         std::min({next_steady, next_burst, next_churn, next_rss, end}));  // pacing
   }
   const double run_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const std::int64_t checker_cpu_ns = thread_cpu_ns() - checker_cpu_start;
 
   // Drain: wait (bounded: 30 s) until the workers have taken every event
   // that was sent; a shortfall is reported as lost.
@@ -292,10 +309,12 @@ Report Scenario<D>::run() {
   // Shutdown: every service goes (its worker frees it), then the workers.
   registry_.clear();
   Histogram latency;
+  std::int64_t workers_cpu_ns = 0;
   for (auto& worker : workers_) {
     { auto close_inbox = std::move(worker->inbox.first); }
     worker->thread.join();
     latency.merge(worker->latency);
+    workers_cpu_ns += worker->cpu_ns;
   }
   report.sent = sent_;
   report.refused = refused_;
@@ -308,6 +327,14 @@ Report Scenario<D>::run() {
   report.p50_us = latency.percentile(0.50) / 1000.0;
   report.p99_us = latency.percentile(0.99) / 1000.0;
   report.p999_us = latency.percentile(0.999) / 1000.0;
+  const auto per = [](std::int64_t ns, std::uint64_t events) {
+    return events == 0 ? 0.0 : static_cast<double>(ns) / static_cast<double>(events);
+  };
+  report.checker_cpu_ns_per_event = per(checker_cpu_ns, report.sent);
+  report.workers_cpu_ns_per_event = per(workers_cpu_ns, report.received);
+  for (const auto& worker : workers_) {
+    report.worker_cpu_ns_per_event.push_back(per(worker->cpu_ns, report.received));
+  }
   return report;
 }
 

@@ -50,6 +50,12 @@ struct Report {
   std::uint64_t services_added = 0;
   std::uint64_t services_removed = 0;
   double p50_us = 0, p99_us = 0, p999_us = 0;  // from a log-linear histogram (1.6 %)
+  // CPU time (user + system, getrusage per thread) per event: the checker
+  // thread's over the run, per event sent; each worker's over its life,
+  // per event received (all workers together, and one figure per worker).
+  double checker_cpu_ns_per_event = 0;
+  double workers_cpu_ns_per_event = 0;
+  std::vector<double> worker_cpu_ns_per_event;
   // Soak mode: (seconds since the run started, RSS per service above the
   // idle baseline's start) every Options::rss_every_seconds.
   std::vector<std::pair<double, double>> rss_series;
