@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # leanchan against the channels people use (docs/peers.md): C++ (leanchan,
-# the Tokio-style baseline, moodycamel), Rust (crossbeam-channel, Tokio mpsc)
-# and Go (buffered chan), on identical workloads, one configuration per
-# process. Prints one Markdown table of messages/s and ratios on stdout,
-# progress on stderr. Called by `scripts/compare.sh --peers`.
+# the Tokio-style baseline, moodycamel), Rust (crossbeam-channel, flume,
+# async-channel, Tokio mpsc) and Go (buffered chan), on identical workloads,
+# one configuration per process. Prints Markdown tables of messages/s, CPU
+# time per message (cpu_ns_per_msg) and ratios on stdout, progress on
+# stderr. Called by `scripts/compare.sh --peers`.
 #
 #   scripts/peers.sh                            # full grid, REPS=5
 #   REPS=3 scripts/peers.sh > table.md
@@ -16,7 +17,8 @@
 # and at most PEERS_MAX_MS, 1500, for the slowest), PEERS_PINGPONG (20000
 # round trips; 0 skips ping-pong), PEERS_DESIGNS (all), PEERS_TIMEOUT
 # (120 s per run), PEERS_BUILD_DIR (build-peers; also --build-dir=DIR),
-# PEERS_NO_INSTALL=1 (never call apt-get).
+# PEERS_NO_INSTALL=1 (never call apt-get), PEERS_JOBS (build jobs, nproc),
+# PEERS_CARGO / PEERS_RUSTC (Rust toolchain; Debian's /usr/bin ones first).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -25,7 +27,7 @@ build_dir="${PEERS_BUILD_DIR:-$root/build-peers}"
 for arg in "$@"; do
   case "$arg" in
     --build-dir=*) build_dir="${arg#--build-dir=}" ;;
-    -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "peers.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -41,9 +43,10 @@ target_ms="${PEERS_TARGET_MS:-150}"
 max_ms="${PEERS_MAX_MS:-1500}"
 pingpong_n="${PEERS_PINGPONG:-20000}"
 run_timeout="${PEERS_TIMEOUT:-120}"
+jobs="${PEERS_JOBS:-$(nproc)}"
 sizes=${sizes//,/ }; producer_counts=${producer_counts//,/ }; capacities=${capacities//,/ }
 for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$target_ms" "$max_ms" \
-         "$pingpong_n" "$run_timeout"; do
+         "$pingpong_n" "$run_timeout" "$jobs"; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "peers.sh: '$v' is not a number (check REPS / PEERS_*)" >&2; exit 2; }
 done
 ((reps >= 1)) || { echo "peers.sh: REPS must be at least 1" >&2; exit 2; }
@@ -56,7 +59,9 @@ skip() { skipped+=("$1"); log "skipping $1"; }
 as_root=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
 apt_updated=0
-# ensure GROUP PACKAGE...: installs the missing packages; non-zero on failure.
+# ensure GROUP PACKAGE...: installs the missing packages; non-zero on
+# failure, with the reason in $ensure_why.
+ensure_why=""
 ensure() {
   local group=$1; shift
   local missing=() p
@@ -65,10 +70,10 @@ ensure() {
   done
   ((${#missing[@]} == 0)) && return 0
   if [ -n "${PEERS_NO_INSTALL:-}" ]; then
-    log "$group: missing ${missing[*]} (PEERS_NO_INSTALL set)"; return 1
+    ensure_why="missing ${missing[*]} (PEERS_NO_INSTALL set)"; log "$group: $ensure_why"; return 1
   fi
   if [ "$(id -u)" -ne 0 ] && ((${#as_root[@]} == 0)); then
-    log "$group: missing ${missing[*]} and not root (no sudo)"; return 1
+    ensure_why="missing ${missing[*]} and not root (no sudo)"; log "$group: $ensure_why"; return 1
   fi
   if ((apt_updated == 0)); then
     log "apt-get update"
@@ -79,7 +84,8 @@ ensure() {
   log "$group: installing ${missing[*]}"
   DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends \
     "${missing[@]}" >"$build_dir/apt-$group.log" 2>&1 || {
-    log "$group: apt-get install ${missing[*]} failed (see $build_dir/apt-$group.log)"; return 1; }
+    ensure_why="apt-get install ${missing[*]} failed (see $build_dir/apt-$group.log)"
+    log "$group: $ensure_why"; return 1; }
 }
 
 # ---------------------------------------------------------------- build
@@ -90,7 +96,7 @@ ensure cpp-peers libconcurrentqueue-dev || have_moodycamel=0
 log "building leanchan-peer-bench (C++) in $build_dir"
 if ! cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF \
        -DLEANCHAN_BUILD_REPORT=OFF -DLEANCHAN_BUILD_EXAMPLES=OFF >"$build_dir/cmake-configure.log" 2>&1 ||
-   ! cmake --build "$build_dir" -j "$(nproc)" --target leanchan_peer_bench \
+   ! cmake --build "$build_dir" -j "$jobs" --target leanchan_peer_bench \
        >"$build_dir/cmake-build.log" 2>&1; then
   log "C++ build failed (see $build_dir/cmake-configure.log, cmake-build.log)"
   exit 1
@@ -100,16 +106,30 @@ if ((have_moodycamel)) && ! grep -q "LEANCHAN_HAVE_MOODYCAMEL" "$build_dir/bench
   have_moodycamel=0
 fi
 
-# Rust: crossbeam-channel and Tokio from Debian's crate sources, offline.
+# Rust: crossbeam-channel, Tokio (and libc, for getrusage) from Debian's
+# crate sources, offline; flume and async-channel are Cargo features, built
+# when their Debian crates install, skipped with the reason otherwise.
+# Profile (benchmarks/peers/rust/Cargo.toml): opt-level 3, thin LTO, one
+# codegen unit, as Rust users build a release.
 rust_bin=""
 rust_why=""
-if ensure rust-peers cargo rustc librust-crossbeam-channel-dev librust-tokio-dev; then
-  cargo_bin=/usr/bin/cargo
+rust_features=()
+rust_optional=()  # the optional Rust peers this build has
+if ensure rust-peers cargo rustc librust-crossbeam-channel-dev librust-tokio-dev librust-libc-dev; then
+  cargo_bin=${PEERS_CARGO:-/usr/bin/cargo}
   [ -x "$cargo_bin" ] || cargo_bin=$(command -v cargo || true)
+  for pair in flume:librust-flume-dev async-channel:librust-async-channel-dev; do
+    peer=${pair%%:*}; package=${pair#*:}
+    if ensure "rust-$peer" "$package"; then
+      rust_features+=("$peer"); rust_optional+=("$peer")
+    else
+      skip "$peer: $ensure_why"
+    fi
+  done
   if [ -z "$cargo_bin" ]; then
     rust_why="cargo not found"
   else
-    log "building the Rust peers (offline, /usr/share/cargo/registry)"
+    log "building the Rust peers (offline, /usr/share/cargo/registry${rust_features[*]:+, features ${rust_features[*]}})"
     rm -rf "$build_dir/rust-src"
     cp -r "$root/benchmarks/peers/rust" "$build_dir/rust-src"
     mkdir -p "$build_dir/cargo-home"
@@ -123,20 +143,30 @@ directory = "/usr/share/cargo/registry"
 [net]
 offline = true
 EOF
-    rustc_bin=/usr/bin/rustc
+    rustc_bin=${PEERS_RUSTC:-/usr/bin/rustc}
     [ -x "$rustc_bin" ] || rustc_bin=$(command -v rustc || true)
-    if (cd "$build_dir/rust-src" && CARGO_HOME="$build_dir/cargo-home" RUSTC="$rustc_bin" \
-          CARGO_TARGET_DIR="$build_dir/rust-target" "$cargo_bin" build --release --offline) \
-          >"$build_dir/cargo-build.log" 2>&1; then
+    feature_args=()
+    ((${#rust_features[@]} > 0)) && feature_args=(--features "$(IFS=,; echo "${rust_features[*]}")")
+    # The caller's RUSTFLAGS would change the build flags of one peer
+    # language only (docs/peers.md): unset for the build.
+    if (cd "$build_dir/rust-src" && env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
+          CARGO_HOME="$build_dir/cargo-home" RUSTC="$rustc_bin" \
+          CARGO_TARGET_DIR="$build_dir/rust-target" "$cargo_bin" build --release --offline \
+          -j "$jobs" "${feature_args[@]}") >"$build_dir/cargo-build.log" 2>&1; then
       rust_bin="$build_dir/rust-target/release/peer-bench-rust"
     else
       rust_why="cargo build failed (see $build_dir/cargo-build.log: $(grep -m1 -E '^error' "$build_dir/cargo-build.log"))"
     fi
   fi
 else
-  rust_why="could not install cargo/rustc/librust-crossbeam-channel-dev/librust-tokio-dev"
+  rust_why="could not install cargo/rustc/librust-crossbeam-channel-dev/librust-tokio-dev/librust-libc-dev"
 fi
-[ -n "$rust_why" ] && { skip "crossbeam: $rust_why"; skip "tokio: $rust_why"; }
+if [ -n "$rust_why" ]; then
+  skip "crossbeam: $rust_why"; skip "tokio: $rust_why"
+  for peer in "${rust_optional[@]}"; do skip "$peer: $rust_why"; done
+  rust_optional=()
+fi
+has_rust_peer() { local q; for q in crossbeam tokio "${rust_optional[@]}"; do [ "$q" = "$1" ] && return 0; done; return 1; }
 
 # Go: one file, no modules.
 go_bin=""
@@ -157,20 +187,20 @@ fi
 ((have_moodycamel)) || skip "moodycamel: libconcurrentqueue-dev not installed or not found by CMake"
 
 # ---------------------------------------------------------------- designs
-all_designs=(leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park moodycamel crossbeam tokio go)
+all_designs=(leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park moodycamel crossbeam flume async-channel tokio go)
 designs=()
 for d in ${PEERS_DESIGNS:-${all_designs[*]}}; do
   case "$d" in
     leanchan-b1 | leanchan-b8 | leanchan-b32 | tokio-style | tokio-style-park) designs+=("$d") ;;
     moodycamel) ((have_moodycamel)) && designs+=("$d") ;;
-    crossbeam | tokio) [ -n "$rust_bin" ] && designs+=("$d") ;;
+    crossbeam | tokio | flume | async-channel) [ -n "$rust_bin" ] && has_rust_peer "$d" && designs+=("$d") ;;
     go) [ -n "$go_bin" ] && designs+=("$d") ;;
     *) echo "peers.sh: unknown design '$d' in PEERS_DESIGNS" >&2; exit 2 ;;
   esac
 done
 binary_of() {
   case "$1" in
-    crossbeam | tokio) echo "$rust_bin" ;;
+    crossbeam | tokio | flume | async-channel) echo "$rust_bin" ;;
     go) echo "$go_bin" ;;
     *) echo "$cpp_bin" ;;
   esac
@@ -228,6 +258,7 @@ progress() {
 }
 
 declare -A result  # "row|design" -> median msgs/s (or ns per round trip)
+declare -A cpu     # "row|design" -> median CPU ns per message (or per round trip)
 declare -A row_messages
 for row in "${rows[@]}"; do
   read -r s p c <<<"$row"
@@ -256,38 +287,48 @@ for row in "${rows[@]}"; do
   fi
   row_messages["$row"]=$n
   progress "size=$s producers=$p capacity=$c: $n messages x ${#designs[@]} designs x $reps reps"
-  declare -A samples=()
+  declare -A samples=() cpu_samples=()
   for ((r = 0; r < reps; r++)); do
     # Interleaved repetitions; the starting design rotates per repetition.
     count=${#designs[@]}
     for ((k = 0; k < count; k++)); do
       d=${designs[$(((k + r) % count))]}
       line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n")
-      [ -n "$line" ] && samples["$d"]+="$(field msgs_per_sec "$line") "
+      if [ -n "$line" ]; then
+        samples["$d"]+="$(field msgs_per_sec "$line") "
+        cpu_samples["$d"]+="$(field cpu_ns_per_msg "$line") "
+      fi
     done
   done
   for d in "${designs[@]}"; do
     # shellcheck disable=SC2086
     result["$row|$d"]=$(median ${samples[$d]:-})
+    # shellcheck disable=SC2086
+    cpu["$row|$d"]=$(median ${cpu_samples[$d]:-})
   done
-  unset samples
+  unset samples cpu_samples
   row_index=$((row_index + 1))
 done
 
 if ((pingpong_n > 0)); then
   progress "ping-pong, size 24, $pingpong_n round trips x ${#designs[@]} designs x $reps reps"
-  declare -A samples=()
+  declare -A samples=() cpu_samples=()
   for ((r = 0; r < reps; r++)); do
     count=${#designs[@]}
     for ((k = 0; k < count; k++)); do
       d=${designs[$(((k + r) % count))]}
       line=$(run_one "$d" --pingpong --size=24 --messages="$pingpong_n")
-      [ -n "$line" ] && samples["$d"]+="$(field ns_per_roundtrip "$line") "
+      if [ -n "$line" ]; then
+        samples["$d"]+="$(field ns_per_roundtrip "$line") "
+        cpu_samples["$d"]+="$(field cpu_ns_per_roundtrip "$line") "
+      fi
     done
   done
   for d in "${designs[@]}"; do
     # shellcheck disable=SC2086
     result["pingpong|$d"]=$(median ${samples[$d]:-})
+    # shellcheck disable=SC2086
+    cpu["pingpong|$d"]=$(median ${cpu_samples[$d]:-})
   done
   row_index=$((row_index + 1))
 fi
@@ -302,7 +343,11 @@ echo
 echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -sr), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- C++: $(version c++ --version), -O3 (Release); moodycamel: $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null || echo none)"
 if [ -n "$rust_bin" ]; then
-  echo "- Rust: $(version "${rustc_bin:-rustc}" --version), $(version "$cargo_bin" --version), crossbeam-channel $(dpkg-query -W -f='${Version}' librust-crossbeam-channel-dev 2>/dev/null), tokio $(dpkg-query -W -f='${Version}' librust-tokio-dev 2>/dev/null) (2 worker threads)"
+  rust_versions="crossbeam-channel $(dpkg-query -W -f='${Version}' librust-crossbeam-channel-dev 2>/dev/null)"
+  for peer in "${rust_optional[@]}"; do
+    rust_versions+=", $peer $(dpkg-query -W -f='${Version}' "librust-$peer-dev" 2>/dev/null)"
+  done
+  echo "- Rust: $(version "${rustc_bin:-rustc}" --version), $(version "$cargo_bin" --version), release profile opt-level 3, thin LTO, codegen-units 1; $rust_versions, tokio $(dpkg-query -W -f='${Version}' librust-tokio-dev 2>/dev/null) (2 worker threads)"
 fi
 [ -n "$go_bin" ] && echo "- Go: $(version "$go_cmd" version), GOMAXPROCS default"
 echo "- one cache line moved between the two threads (leanchan-peer-bench --handoff): ${handoff_before:-?} ns one way before the runs, ${handoff_after:-?} ns after"
@@ -310,22 +355,27 @@ echo "- median of $reps interleaved runs, one process per run; messages per run 
 for line in "${skipped[@]}"; do echo "- skipped $line"; done
 ((failures > 0)) && echo "- $failures run(s) failed (see stderr); their cells are the median of the rest or 'fail'"
 echo
-echo "Throughput in millions of messages per second (higher is better); ratio"
-echo "columns: leanchan's figure divided by the peer's (> 1: leanchan faster)."
+echo "Throughput in millions of messages per second (higher is better), each"
+echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
+echo "the whole process over the timed window, getrusage(RUSAGE_SELF), divided"
+echo "by N, median of the runs; up to the number of busy threads times the wall"
+echo "time per message: a design that spins to win shows here); ratio columns:"
+echo "leanchan's throughput divided by the peer's (> 1: leanchan faster)."
 echo
 header="| size | P | cap | N |"
 rule="|---:|---:|---:|---:|"
-for d in "${designs[@]}"; do header+=" $d |"; rule+="---:|"; done
+for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
 for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
 echo "$header"
 echo "$rule"
 declare -A logsum logcount
 fmt_rate() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.2f", v / 1e6}' || echo "fail"; }
+fmt_cpu() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.0f", v}' || echo "-"; }
 fmt_ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}' || echo "-"; }
 for row in "${rows[@]}"; do
   read -r s p c <<<"$row"
   line="| $s | $p | $c | ${row_messages[$row]} |"
-  for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") |"; done
+  for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") | $(fmt_cpu "${cpu[$row|$d]:-}") |"; done
   for b in "${bases[@]}"; do
     for q in "${peers[@]}"; do
       a=${result[$row|$b]}; o=${result[$row|$q]}
@@ -339,7 +389,7 @@ for row in "${rows[@]}"; do
   echo "$line"
 done
 line="| **geomean** | | | |"
-for d in "${designs[@]}"; do line+=" |"; done
+for d in "${designs[@]}"; do line+=" | |"; done
 for b in "${bases[@]}"; do
   for q in "${peers[@]}"; do
     if [ -n "${logcount[$b|$q]:-}" ]; then
@@ -354,18 +404,19 @@ echo "$line"
 if ((pingpong_n > 0)); then
   echo
   echo "Ping-pong, 24-byte messages, two capacity-1 channels: ns per round trip"
-  echo "(lower is better); ratio columns: the peer's time divided by leanchan's"
-  echo "(> 1: leanchan faster)."
+  echo "(lower is better), each beside the process's CPU time per round trip"
+  echo "(cpu_ns_per_roundtrip, as above); ratio columns: the peer's time divided"
+  echo "by leanchan's (> 1: leanchan faster)."
   echo
   header="| N |"; rule="|---:|"
-  for d in "${designs[@]}"; do header+=" $d |"; rule+="---:|"; done
+  for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
   for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
   echo "$header"
   echo "$rule"
   line="| $pingpong_n |"
   for d in "${designs[@]}"; do
     v=${result[pingpong|$d]}
-    line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) |"
+    line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[pingpong|$d]:-}") |"
   done
   for b in "${bases[@]}"; do
     for q in "${peers[@]}"; do line+=" $(fmt_ratio "${result[pingpong|$q]}" "${result[pingpong|$b]}") |"; done

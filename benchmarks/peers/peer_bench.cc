@@ -7,10 +7,14 @@
 //     P producers each send N/P messages of S bytes; the first 8 bytes carry
 //     the payload (producer_id << 32 | i); one consumer receives all N and
 //     sums the payloads. Prints
-//     design=NAME producers=P capacity=C size=S messages=N seconds=X msgs_per_sec=Y checksum=Z
+//     design=NAME producers=P capacity=C size=S messages=N seconds=X msgs_per_sec=Y
+//       cpu_seconds=U cpu_ns_per_msg=V checksum=Z
+//     (one line; U: user + system CPU time of the whole process, every
+//     thread, over the timed window, from getrusage(RUSAGE_SELF); V = U / N)
 //   leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N
 //     N round trips over two capacity-1 channels; prints
-//     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y checksum=Z
+//     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y
+//       cpu_seconds=U cpu_ns_per_roundtrip=V checksum=Z
 //   leanchan-peer-bench --handoff --messages=N
 //     two threads pass one cache line back and forth N times, rounded up to
 //     an even count (no channel; benchmarks/handoff.h);
@@ -32,6 +36,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include "adapters.h"
 #include "handoff.h"
@@ -173,8 +179,20 @@ std::uint64_t get(const Message<S>& message) {
 
 struct Result {
   double seconds = 0;
+  double cpu_seconds = 0;
   std::uint64_t checksum = 0;
 };
+
+// User + system CPU seconds of the whole process (every thread) so far; the
+// Rust and Go runners read the same getrusage(RUSAGE_SELF).
+double cpu_seconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  const auto tv = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return tv(usage.ru_utime) + tv(usage.ru_stime);
+}
 
 template <class Design, std::size_t S>
 Result throughput(const Options& options) {
@@ -201,6 +219,7 @@ Result throughput(const Options& options) {
   { auto drop = std::move(tx); }  // the producers hold the only senders
   while (ready.load(std::memory_order_acquire) != options.producers) std::this_thread::yield();
   Result result;
+  const double cpu_start = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
   go.store(true, std::memory_order_release);
   std::uint64_t sum = 0;
@@ -214,27 +233,34 @@ Result throughput(const Options& options) {
     sum += get(*message);
   }
   const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
   for (auto& thread : threads) thread.join();
   result.seconds = std::chrono::duration<double>(end - start).count();
   result.checksum = sum;
   return result;
 }
 
-// Round trips: main -> echo thread -> main over two capacity-1 channels.
+// Round trips: main -> echo thread -> main over two capacity-1 channels;
+// the echo thread is running (it has said so) before the clock starts, as
+// in the Rust and Go runners.
 template <class Design, std::size_t S>
 Result pingpong(const Options& options) {
   auto [to_echo, echo_in] = Design::template make<Message<S>>(1);
   auto [echo_out, from_echo] = Design::template make<Message<S>>(1);
   const std::uint64_t n = options.messages;
-  std::thread echo([in = std::move(echo_in), out = std::move(echo_out), n]() mutable {
+  std::atomic<bool> ready{false};
+  std::thread echo([in = std::move(echo_in), out = std::move(echo_out), n, &ready]() mutable {
+    ready.store(true, std::memory_order_release);
     for (std::uint64_t i = 0; i < n; ++i) {
       auto message = in.recv();
       if (!message) return;
       (void)out.send(std::move(*message));
     }
   });
+  while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
   Result result;
   std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message;
@@ -248,6 +274,7 @@ Result pingpong(const Options& options) {
     sum += get(*reply);
   }
   const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
   echo.join();
   result.seconds = std::chrono::duration<double>(end - start).count();
   result.checksum = sum;
@@ -277,23 +304,24 @@ int run_sized(const Options& options) {
       options.pingpong ? expected_checksum(1, options.messages)
                        : expected_checksum(options.producers, options.messages / options.producers);
   const double seconds = result.seconds > 0 ? result.seconds : 1e-9;
+  const double cpu_ns = result.cpu_seconds * 1e9 / static_cast<double>(options.messages);
   if (options.pingpong) {
     std::printf(
         "design=%s mode=pingpong size=%llu messages=%llu seconds=%.6f "
-        "ns_per_roundtrip=%.1f checksum=%llu\n",
+        "ns_per_roundtrip=%.1f cpu_seconds=%.6f cpu_ns_per_roundtrip=%.1f checksum=%llu\n",
         options.design.c_str(), static_cast<unsigned long long>(options.size),
         static_cast<unsigned long long>(options.messages), seconds,
-        seconds * 1e9 / static_cast<double>(options.messages),
+        seconds * 1e9 / static_cast<double>(options.messages), result.cpu_seconds, cpu_ns,
         static_cast<unsigned long long>(result.checksum));
   } else {
     std::printf(
         "design=%s producers=%llu capacity=%llu size=%llu messages=%llu seconds=%.6f "
-        "msgs_per_sec=%.0f checksum=%llu\n",
+        "msgs_per_sec=%.0f cpu_seconds=%.6f cpu_ns_per_msg=%.1f checksum=%llu\n",
         options.design.c_str(), static_cast<unsigned long long>(options.producers),
         static_cast<unsigned long long>(options.capacity),
         static_cast<unsigned long long>(options.size),
         static_cast<unsigned long long>(options.messages), seconds,
-        static_cast<double>(options.messages) / seconds,
+        static_cast<double>(options.messages) / seconds, result.cpu_seconds, cpu_ns,
         static_cast<unsigned long long>(result.checksum));
   }
   if (result.checksum != expected) {

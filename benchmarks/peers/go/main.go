@@ -6,7 +6,10 @@
 //	peer-bench-go --design=go --pingpong --size=S --messages=N
 //
 // A buffered chan of a struct of S bytes with capacity C; producers are
-// goroutines. Exits 2 on a bad argument, 1 if the checksum is wrong.
+// goroutines. CPU time: syscall.Getrusage(RUSAGE_SELF) user + system, every
+// thread of the process (the runtime's included), read just outside the
+// timed window (cpu_ns_per_msg). Exits 2 on a bad argument, 1 if the
+// checksum is wrong.
 package main
 
 import (
@@ -18,8 +21,25 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
+
+// User + system CPU seconds of the whole process (every thread) so far.
+func cpuSeconds() float64 {
+	var u syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &u) != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)*1e-6 }
+	return tv(u.Utime) + tv(u.Stime)
+}
+
+// What one run measured.
+type measured struct {
+	seconds, cpuSeconds float64
+	checksum            uint64
+}
 
 type msg8 struct{ b [8]byte }
 type msg24 struct{ b [24]byte }
@@ -138,7 +158,7 @@ type codec[M any] struct {
 	get func(*M) uint64
 }
 
-func throughput[M any](o options, c codec[M]) (float64, uint64) {
+func throughput[M any](o options, c codec[M]) measured {
 	per := o.messages / o.producers
 	ch := make(chan M, o.capacity)
 	var ready atomic.Uint64
@@ -162,6 +182,7 @@ func throughput[M any](o options, c codec[M]) (float64, uint64) {
 		runtime.Gosched()
 	}
 	var sum uint64
+	cpuStart := cpuSeconds()
 	start := time.Now()
 	gate.Done()
 	for i := uint64(0); i < o.messages; i++ {
@@ -169,20 +190,29 @@ func throughput[M any](o options, c codec[M]) (float64, uint64) {
 		sum += c.get(&m)
 	}
 	seconds := time.Since(start).Seconds()
+	cpu := cpuSeconds() - cpuStart
 	done.Wait()
-	return seconds, sum
+	return measured{seconds, cpu, sum}
 }
 
-func pingpong[M any](o options, c codec[M]) (float64, uint64) {
+// The echo goroutine is running (it has said so) before the clock starts,
+// as in the C++ and Rust runners.
+func pingpong[M any](o options, c codec[M]) measured {
 	toEcho := make(chan M, 1)
 	fromEcho := make(chan M, 1)
 	n := o.messages
+	var ready atomic.Bool
 	go func() {
+		ready.Store(true)
 		for i := uint64(0); i < n; i++ {
 			fromEcho <- <-toEcho
 		}
 	}()
+	for !ready.Load() {
+		runtime.Gosched()
+	}
 	var sum uint64
+	cpuStart := cpuSeconds()
 	start := time.Now()
 	for i := uint64(0); i < n; i++ {
 		var m M
@@ -191,10 +221,11 @@ func pingpong[M any](o options, c codec[M]) (float64, uint64) {
 		r := <-fromEcho
 		sum += c.get(&r)
 	}
-	return time.Since(start).Seconds(), sum
+	seconds := time.Since(start).Seconds()
+	return measured{seconds, cpuSeconds() - cpuStart, sum}
 }
 
-func run[M any](o options, c codec[M]) (float64, uint64) {
+func run[M any](o options, c codec[M]) measured {
 	if o.pingpong {
 		return pingpong(o, c)
 	}
@@ -203,39 +234,40 @@ func run[M any](o options, c codec[M]) (float64, uint64) {
 
 func main() {
 	o := parse()
-	var seconds float64
-	var checksum uint64
+	var r measured
 	le := binary.LittleEndian
 	switch o.size {
 	case 8:
-		seconds, checksum = run(o, codec[msg8]{
+		r = run(o, codec[msg8]{
 			func(m *msg8, v uint64) { le.PutUint64(m.b[:8], v) },
 			func(m *msg8) uint64 { return le.Uint64(m.b[:8]) }})
 	case 24:
-		seconds, checksum = run(o, codec[msg24]{
+		r = run(o, codec[msg24]{
 			func(m *msg24, v uint64) { le.PutUint64(m.b[:8], v) },
 			func(m *msg24) uint64 { return le.Uint64(m.b[:8]) }})
 	case 128:
-		seconds, checksum = run(o, codec[msg128]{
+		r = run(o, codec[msg128]{
 			func(m *msg128, v uint64) { le.PutUint64(m.b[:8], v) },
 			func(m *msg128) uint64 { return le.Uint64(m.b[:8]) }})
 	default:
-		seconds, checksum = run(o, codec[msg1024]{
+		r = run(o, codec[msg1024]{
 			func(m *msg1024, v uint64) { le.PutUint64(m.b[:8], v) },
 			func(m *msg1024) uint64 { return le.Uint64(m.b[:8]) }})
 	}
+	seconds, checksum := r.seconds, r.checksum
 	if seconds <= 0 {
 		seconds = 1e-9
 	}
+	cpuNs := r.cpuSeconds * 1e9 / float64(o.messages)
 	var expected uint64
 	if o.pingpong {
 		expected = expectedChecksum(1, o.messages)
-		fmt.Printf("design=%s mode=pingpong size=%d messages=%d seconds=%.6f ns_per_roundtrip=%.1f checksum=%d\n",
-			o.design, o.size, o.messages, seconds, seconds*1e9/float64(o.messages), checksum)
+		fmt.Printf("design=%s mode=pingpong size=%d messages=%d seconds=%.6f ns_per_roundtrip=%.1f cpu_seconds=%.6f cpu_ns_per_roundtrip=%.1f checksum=%d\n",
+			o.design, o.size, o.messages, seconds, seconds*1e9/float64(o.messages), r.cpuSeconds, cpuNs, checksum)
 	} else {
 		expected = expectedChecksum(o.producers, o.messages/o.producers)
-		fmt.Printf("design=%s producers=%d capacity=%d size=%d messages=%d seconds=%.6f msgs_per_sec=%.0f checksum=%d\n",
-			o.design, o.producers, o.capacity, o.size, o.messages, seconds, float64(o.messages)/seconds, checksum)
+		fmt.Printf("design=%s producers=%d capacity=%d size=%d messages=%d seconds=%.6f msgs_per_sec=%.0f cpu_seconds=%.6f cpu_ns_per_msg=%.1f checksum=%d\n",
+			o.design, o.producers, o.capacity, o.size, o.messages, seconds, float64(o.messages)/seconds, r.cpuSeconds, cpuNs, checksum)
 	}
 	if checksum != expected {
 		fmt.Fprintf(os.Stderr, "peer-bench-go: checksum mismatch for %s: got %d, expected %d\n", o.design, checksum, expected)

@@ -2,16 +2,34 @@
 // The Rust peers of scripts/peers.sh: same arguments, workload and output line
 // as benchmarks/peers/peer_bench.cc (docs/peers.md).
 //
-//   peer-bench-rust --design=crossbeam|tokio --producers=P --capacity=C --size=S --messages=N
-//   peer-bench-rust --design=crossbeam|tokio --pingpong --size=S --messages=N
+//   peer-bench-rust --design=NAME --producers=P --capacity=C --size=S --messages=N
+//   peer-bench-rust --design=NAME --pingpong --size=S --messages=N
+//   peer-bench-rust --list      (the designs this build has, one a line)
 //
-// crossbeam: crossbeam_channel::bounded(C), blocking send/recv on OS threads.
+// crossbeam: crossbeam_channel::bounded(C); flume: flume::bounded(C);
+// async-channel: async_channel::bounded(C) through its blocking API
+// (send_blocking / recv_blocking). These three are blocking calls on OS
+// threads and share one body per mode (`blocking_throughput`,
+// `blocking_pingpong`), line for line the C++ runner's. flume and
+// async-channel are Cargo features (scripts/peers.sh enables those whose
+// Debian crates are installed).
 // tokio: tokio::sync::mpsc::channel(C) on a multi-thread runtime with 2
 // worker threads; producers and the consumer are tasks.
+// CPU time: getrusage(RUSAGE_SELF) user + system, all threads of the
+// process, read just outside the timed window (cpu_ns_per_msg).
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+const DESIGNS: &[&str] = &[
+    "crossbeam",
+    "tokio",
+    #[cfg(feature = "flume")]
+    "flume",
+    #[cfg(feature = "async-channel")]
+    "async-channel",
+];
 
 struct Options {
     design: String,
@@ -25,9 +43,12 @@ struct Options {
 fn usage_error(what: &str) -> ! {
     eprintln!("peer-bench-rust: {}", what);
     eprintln!(
-        "usage: peer-bench-rust --design=crossbeam|tokio --producers=P --capacity=C --size=S --messages=N\n       \
-         peer-bench-rust --design=crossbeam|tokio --pingpong --size=S --messages=N\n\
-         sizes: 8 24 128 1024; messages a multiple of producers"
+        "usage: peer-bench-rust --design=NAME --producers=P --capacity=C --size=S --messages=N\n       \
+         peer-bench-rust --design=NAME --pingpong --size=S --messages=N\n       \
+         peer-bench-rust --list\n\
+         designs: {}\n\
+         sizes: 8 24 128 1024; messages a multiple of producers",
+        DESIGNS.join(" ")
     );
     std::process::exit(2);
 }
@@ -43,7 +64,12 @@ fn parse() -> Options {
     let mut o = Options { design: String::new(), producers: 1, capacity: 0, size: 0, messages: 0, pingpong: false };
     let (mut have_producers, mut have_capacity) = (false, false);
     for arg in std::env::args().skip(1) {
-        if arg == "--pingpong" {
+        if arg == "--list" {
+            for d in DESIGNS {
+                println!("{}", d);
+            }
+            std::process::exit(0);
+        } else if arg == "--pingpong" {
             o.pingpong = true;
         } else if let Some(v) = arg.strip_prefix("--design=") {
             o.design = v.to_string();
@@ -64,7 +90,7 @@ fn parse() -> Options {
     if o.design.is_empty() {
         usage_error("--design is required");
     }
-    if o.design != "crossbeam" && o.design != "tokio" {
+    if !DESIGNS.contains(&o.design.as_str()) {
         usage_error(&format!("unknown design '{}'", o.design));
     }
     if ![8, 24, 128, 1024].contains(&o.size) {
@@ -123,10 +149,100 @@ fn fail(what: &str) -> ! {
     std::process::exit(1);
 }
 
-// Returns (seconds, checksum).
-fn crossbeam_throughput<const S: usize>(o: &Options) -> (f64, u64) {
+// User + system CPU seconds of the whole process (every thread) so far.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes one rusage into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+// What one run measured.
+struct Measured {
+    seconds: f64,
+    cpu_seconds: f64,
+    checksum: u64,
+}
+
+// The blocking channels on OS threads, behind one shape so that crossbeam,
+// flume and async-channel run the very same body (the C++ runner's,
+// benchmarks/peers/peer_bench.cc, line for line). Generic, so every call
+// is monomorphised and inlined into the body as a direct call would be.
+trait Blocking<M: Send + 'static> {
+    type Tx: Clone + Send + 'static;
+    type Rx: Send + 'static;
+    fn make(capacity: usize) -> (Self::Tx, Self::Rx);
+    fn send(tx: &Self::Tx, m: M) -> bool;
+    fn recv(rx: &Self::Rx) -> Option<M>;
+}
+
+struct Crossbeam;
+impl<M: Send + 'static> Blocking<M> for Crossbeam {
+    type Tx = crossbeam_channel::Sender<M>;
+    type Rx = crossbeam_channel::Receiver<M>;
+    #[inline]
+    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
+        crossbeam_channel::bounded(capacity)
+    }
+    #[inline]
+    fn send(tx: &Self::Tx, m: M) -> bool {
+        tx.send(m).is_ok()
+    }
+    #[inline]
+    fn recv(rx: &Self::Rx) -> Option<M> {
+        rx.recv().ok()
+    }
+}
+
+#[cfg(feature = "flume")]
+struct Flume;
+#[cfg(feature = "flume")]
+impl<M: Send + 'static> Blocking<M> for Flume {
+    type Tx = flume::Sender<M>;
+    type Rx = flume::Receiver<M>;
+    #[inline]
+    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
+        flume::bounded(capacity)
+    }
+    #[inline]
+    fn send(tx: &Self::Tx, m: M) -> bool {
+        tx.send(m).is_ok()
+    }
+    #[inline]
+    fn recv(rx: &Self::Rx) -> Option<M> {
+        rx.recv().ok()
+    }
+}
+
+#[cfg(feature = "async-channel")]
+struct AsyncChannel;
+#[cfg(feature = "async-channel")]
+impl<M: Send + 'static> Blocking<M> for AsyncChannel {
+    type Tx = async_channel::Sender<M>;
+    type Rx = async_channel::Receiver<M>;
+    #[inline]
+    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
+        async_channel::bounded(capacity)
+    }
+    #[inline]
+    fn send(tx: &Self::Tx, m: M) -> bool {
+        tx.send_blocking(m).is_ok()
+    }
+    #[inline]
+    fn recv(rx: &Self::Rx) -> Option<M> {
+        rx.recv_blocking().ok()
+    }
+}
+
+// P producer threads, created before the clock and held at a start gate;
+// the main thread is the consumer. Timed: releasing the producers to the
+// last receive (peer_bench.cc's throughput()).
+fn blocking_throughput<C: Blocking<[u8; S]>, const S: usize>(o: &Options) -> Measured {
     let per = o.messages / o.producers;
-    let (tx, rx) = crossbeam_channel::bounded::<[u8; S]>(o.capacity as usize);
+    let (tx, rx) = C::make(o.capacity as usize);
     let ready = Arc::new(AtomicU64::new(0));
     let go = Arc::new(AtomicBool::new(false));
     let mut threads = Vec::new();
@@ -138,60 +254,74 @@ fn crossbeam_throughput<const S: usize>(o: &Options) -> (f64, u64) {
                 std::thread::yield_now();
             }
             for i in 0..per {
-                if tx.send(message::<S>(p << 32 | i)).is_err() {
+                if !C::send(&tx, message::<S>(p << 32 | i)) {
                     fail("send failed");
                 }
             }
         }));
     }
-    drop(tx);
+    drop(tx); // the producers hold the only senders
     while ready.load(Ordering::Acquire) != o.producers {
         std::thread::yield_now();
     }
+    let cpu_start = cpu_seconds();
     let start = Instant::now();
     go.store(true, Ordering::Release);
     let mut sum = 0u64;
     for _ in 0..o.messages {
-        match rx.recv() {
-            Ok(m) => sum = sum.wrapping_add(payload(&m)),
-            Err(_) => fail("channel closed early"),
+        match C::recv(&rx) {
+            Some(m) => sum = sum.wrapping_add(payload(&m)),
+            None => fail("channel closed early"),
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_start;
     for t in threads {
         t.join().unwrap();
     }
-    (seconds, sum)
+    Measured { seconds, cpu_seconds: cpu, checksum: sum }
 }
 
-fn crossbeam_pingpong<const S: usize>(o: &Options) -> (f64, u64) {
-    let (to_echo, echo_in) = crossbeam_channel::bounded::<[u8; S]>(1);
-    let (echo_out, from_echo) = crossbeam_channel::bounded::<[u8; S]>(1);
+// Round trips: main -> echo thread -> main over two capacity-1 channels;
+// the echo thread is running (it has said so) before the clock starts.
+fn blocking_pingpong<C: Blocking<[u8; S]>, const S: usize>(o: &Options) -> Measured {
+    let (to_echo, echo_in) = C::make(1);
+    let (echo_out, from_echo) = C::make(1);
     let n = o.messages;
+    let ready = Arc::new(AtomicBool::new(false));
+    let echo_ready = ready.clone();
     let echo = std::thread::spawn(move || {
+        echo_ready.store(true, Ordering::Release);
         for _ in 0..n {
-            match echo_in.recv() {
-                Ok(m) => {
-                    if echo_out.send(m).is_err() {
+            match C::recv(&echo_in) {
+                Some(m) => {
+                    if !C::send(&echo_out, m) {
                         return;
                     }
                 }
-                Err(_) => return,
+                None => return,
             }
         }
     });
+    while !ready.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
     let mut sum = 0u64;
+    let cpu_start = cpu_seconds();
     let start = Instant::now();
     for i in 0..n {
-        to_echo.send(message::<S>(i)).unwrap_or_else(|_| fail("send failed"));
-        match from_echo.recv() {
-            Ok(m) => sum = sum.wrapping_add(payload(&m)),
-            Err(_) => fail("echo channel closed"),
+        if !C::send(&to_echo, message::<S>(i)) {
+            fail("send failed");
+        }
+        match C::recv(&from_echo) {
+            Some(m) => sum = sum.wrapping_add(payload(&m)),
+            None => fail("echo channel closed"),
         }
     }
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_start;
     echo.join().unwrap();
-    (seconds, sum)
+    Measured { seconds, cpu_seconds: cpu, checksum: sum }
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -201,7 +331,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap_or_else(|e| fail(&format!("tokio runtime: {}", e)))
 }
 
-fn tokio_throughput<const S: usize>(o: &Options) -> (f64, u64) {
+fn tokio_throughput<const S: usize>(o: &Options) -> Measured {
     let rt = runtime();
     let (producers, messages, capacity) = (o.producers, o.messages, o.capacity as usize);
     let per = messages / producers;
@@ -225,6 +355,7 @@ fn tokio_throughput<const S: usize>(o: &Options) -> (f64, u64) {
         drop(tx);
         let consumer = tokio::spawn(async move {
             let mut sum = 0u64;
+            let cpu_start = cpu_seconds();
             let start = Instant::now();
             gate.add_permits(producers as usize);
             for _ in 0..messages {
@@ -233,7 +364,8 @@ fn tokio_throughput<const S: usize>(o: &Options) -> (f64, u64) {
                     None => fail("channel closed early"),
                 }
             }
-            (start.elapsed().as_secs_f64(), sum)
+            let seconds = start.elapsed().as_secs_f64();
+            Measured { seconds, cpu_seconds: cpu_seconds() - cpu_start, checksum: sum }
         });
         let result = consumer.await.unwrap();
         for h in handles {
@@ -243,13 +375,18 @@ fn tokio_throughput<const S: usize>(o: &Options) -> (f64, u64) {
     })
 }
 
-fn tokio_pingpong<const S: usize>(o: &Options) -> (f64, u64) {
+fn tokio_pingpong<const S: usize>(o: &Options) -> Measured {
     let rt = runtime();
     let n = o.messages;
     rt.block_on(async move {
         let (to_echo, mut echo_in) = tokio::sync::mpsc::channel::<[u8; S]>(1);
         let (echo_out, mut from_echo) = tokio::sync::mpsc::channel::<[u8; S]>(1);
+        // As in the other runners, the echo task has started before the
+        // clock does.
+        let ready = Arc::new(AtomicBool::new(false));
+        let echo_ready = ready.clone();
         let echo = tokio::spawn(async move {
+            echo_ready.store(true, Ordering::Release);
             for _ in 0..n {
                 match echo_in.recv().await {
                     Some(m) => {
@@ -262,7 +399,11 @@ fn tokio_pingpong<const S: usize>(o: &Options) -> (f64, u64) {
             }
         });
         let pinger = tokio::spawn(async move {
+            while !ready.load(Ordering::Acquire) {
+                tokio::task::yield_now().await;
+            }
             let mut sum = 0u64;
+            let cpu_start = cpu_seconds();
             let start = Instant::now();
             for i in 0..n {
                 if to_echo.send(message::<S>(i)).await.is_err() {
@@ -273,7 +414,8 @@ fn tokio_pingpong<const S: usize>(o: &Options) -> (f64, u64) {
                     None => fail("echo channel closed"),
                 }
             }
-            (start.elapsed().as_secs_f64(), sum)
+            let seconds = start.elapsed().as_secs_f64();
+            Measured { seconds, cpu_seconds: cpu_seconds() - cpu_start, checksum: sum }
         });
         let result = pinger.await.unwrap();
         echo.await.unwrap();
@@ -281,34 +423,45 @@ fn tokio_pingpong<const S: usize>(o: &Options) -> (f64, u64) {
     })
 }
 
-fn run<const S: usize>(o: &Options) -> (f64, u64) {
+fn run<const S: usize>(o: &Options) -> Measured {
     match (o.design.as_str(), o.pingpong) {
-        ("crossbeam", false) => crossbeam_throughput::<S>(o),
-        ("crossbeam", true) => crossbeam_pingpong::<S>(o),
+        ("crossbeam", false) => blocking_throughput::<Crossbeam, S>(o),
+        ("crossbeam", true) => blocking_pingpong::<Crossbeam, S>(o),
+        #[cfg(feature = "flume")]
+        ("flume", false) => blocking_throughput::<Flume, S>(o),
+        #[cfg(feature = "flume")]
+        ("flume", true) => blocking_pingpong::<Flume, S>(o),
+        #[cfg(feature = "async-channel")]
+        ("async-channel", false) => blocking_throughput::<AsyncChannel, S>(o),
+        #[cfg(feature = "async-channel")]
+        ("async-channel", true) => blocking_pingpong::<AsyncChannel, S>(o),
         ("tokio", false) => tokio_throughput::<S>(o),
-        _ => tokio_pingpong::<S>(o),
+        ("tokio", true) => tokio_pingpong::<S>(o),
+        _ => usage_error(&format!("unknown design '{}'", o.design)),
     }
 }
 
 fn main() {
     let o = parse();
-    let (seconds, checksum) = match o.size {
+    let r = match o.size {
         8 => run::<8>(&o),
         24 => run::<24>(&o),
         128 => run::<128>(&o),
         _ => run::<1024>(&o),
     };
-    let seconds = if seconds > 0.0 { seconds } else { 1e-9 };
+    let seconds = if r.seconds > 0.0 { r.seconds } else { 1e-9 };
+    let cpu_ns = r.cpu_seconds * 1e9 / o.messages as f64;
+    let checksum = r.checksum;
     let expected = if o.pingpong { expected_checksum(1, o.messages) } else { expected_checksum(o.producers, o.messages / o.producers) };
     if o.pingpong {
         println!(
-            "design={} mode=pingpong size={} messages={} seconds={:.6} ns_per_roundtrip={:.1} checksum={}",
-            o.design, o.size, o.messages, seconds, seconds * 1e9 / o.messages as f64, checksum
+            "design={} mode=pingpong size={} messages={} seconds={:.6} ns_per_roundtrip={:.1} cpu_seconds={:.6} cpu_ns_per_roundtrip={:.1} checksum={}",
+            o.design, o.size, o.messages, seconds, seconds * 1e9 / o.messages as f64, r.cpu_seconds, cpu_ns, checksum
         );
     } else {
         println!(
-            "design={} producers={} capacity={} size={} messages={} seconds={:.6} msgs_per_sec={:.0} checksum={}",
-            o.design, o.producers, o.capacity, o.size, o.messages, seconds, o.messages as f64 / seconds, checksum
+            "design={} producers={} capacity={} size={} messages={} seconds={:.6} msgs_per_sec={:.0} cpu_seconds={:.6} cpu_ns_per_msg={:.1} checksum={}",
+            o.design, o.producers, o.capacity, o.size, o.messages, seconds, o.messages as f64 / seconds, r.cpu_seconds, cpu_ns, checksum
         );
     }
     if checksum != expected {
