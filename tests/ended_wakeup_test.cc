@@ -43,7 +43,9 @@ void expect_end_wakes_receiver(Rx& rx, GiveBack give_back) {
 }
 
 TEST(EndedWakeup, CancellingANotifierThatHoldsTheLastSlotWakesTheReceiver) {
-  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  auto channel = leanchan::channel<int, 8>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   Notifier tx_notifier{&on_sender, nullptr};
   {
     auto permit = tx.try_reserve();
@@ -54,14 +56,18 @@ TEST(EndedWakeup, CancellingANotifierThatHoldsTheLastSlotWakesTheReceiver) {
 }
 
 TEST(EndedWakeup, DroppingAPermitWakesTheReceiver) {
-  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  auto channel = leanchan::channel<int, 8>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   auto permit = tx.try_reserve();
   ASSERT_TRUE(permit);
   expect_end_wakes_receiver(rx, [&] { auto dropped = std::move(permit); });
 }
 
 TEST(EndedWakeup, DroppingAPartlyUsedBatchWakesTheReceiver) {
-  auto [tx, rx] = leanchan::channel<int, 8>(4);
+  auto channel = leanchan::channel<int, 8>(4);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   auto batch = tx.try_reserve_many(3);
   ASSERT_EQ(batch.size(), 3u);
   batch.send(1);
@@ -72,7 +78,9 @@ TEST(EndedWakeup, DroppingAPartlyUsedBatchWakesTheReceiver) {
 // A coroutine's reserve awaitable, handed the slot while suspended, then
 // destroyed without resuming (its frame went away).
 TEST(EndedWakeup, DestroyingAnAwaitableThatHoldsTheLastSlotWakesTheReceiver) {
-  auto [tx, rx] = leanchan::channel<int, 8>(1);
+  auto channel = leanchan::channel<int, 8>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   leanchan::ManualExecutor executor;
   auto permit = tx.try_reserve();
   ASSERT_TRUE(permit);
@@ -116,7 +124,9 @@ class FailingResource : public std::pmr::memory_resource {
 // permit going back with kNoMemory ends the channel.
 TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
   FailingResource resource;
-  auto [tx, rx] = leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});
+  auto channel = leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   Notifier notifier{&on_receiver, nullptr};
   rx.set_notifier(notifier);
   g_receiver_calls = 0;

@@ -42,7 +42,9 @@ inline void finish_block_racing_a_providing_send() {
 // must be woken (the explorer reports a schedule where every thread
 // sleeps).
 inline void cancel_after_close_wakes_the_receiver() {
-  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
   auto permit = tx.try_reserve();
   explore::check(static_cast<bool>(permit), "reserve the only slot");
   Event tx_event;
