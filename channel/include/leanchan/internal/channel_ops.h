@@ -219,9 +219,12 @@ struct ChannelOps {
   // that empties the queue: a receiver that keeps up with its senders
   // empties it in the middle of nearly every block, and freeing the spare
   // there cost a lock and a free per block, and the sender a malloc
-  // (docs/notebook/2026-11-30-results.md). The cursor's copy of the flag is checked first, so
-  // with nothing to free this reads no shared word (kKeepNone: two shared
-  // loads, and the lock only when a block is there).
+  // (docs/notebook/2026-11-30-results.md). The cursor's copy of the flag
+  // is checked first, so with nothing to free this reads one shared word,
+  // the tail block pointer, to see whether blocks are numbered past the
+  // receiver's; then the claim counter and the permit word, and the lock
+  // only when no permit is out (kKeepNone: two shared loads, and the lock
+  // only when a block is there).
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
     if (cursor.keeps_none) {
       if (cursor.index == state.tail_position() && state.head() != nullptr) {
