@@ -281,7 +281,7 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
       unlock_list();
       wake_all(woken);
       nudge(next);
-      if (partial != 0) notify_receiver();  // as return_unused: they may end the channel
+      if (partial != 0) notify_receiver_if_closed();  // as return_unused
       return PermitOutcome::kTimedOut;
     }
     unlock_list();
@@ -413,12 +413,11 @@ std::size_t ChannelState::release_unused_numbered(std::uint64_t index,
   std::size_t freed = 0;
   WaitNode* woken = nullptr;
   WaitNode* next = nullptr;
-  const bool unnumbered = blocks_.unnumber_past_head_locked(index, layout, bound_, taken,
-                                                            keep(layout).drained_spares, freed);
-  if (unnumbered && taken != 0) {
-    // seq_cst: as give_back_taken_locked (before the permits go back).
-    rx_position_.store(position, std::memory_order_seq_cst);
-    next = settle_locked(taken, woken);
+  // The head stays the receiver's block, so what it owes is given back as
+  // give_back_taken does, in this critical section.
+  if (blocks_.unnumber_past_head_locked(index, layout, bound_, taken, keep(layout).drained_spares,
+                                        freed)) {
+    next = give_back_taken_locked(false, woken);
   }
   unlock_list();
   wake_all(woken);

@@ -98,10 +98,7 @@ class LEANCHAN_API ChannelState {
   // open channel cannot end while this sender lives.)
   void return_unused(std::uint32_t count) noexcept {
     release_permits(count);
-    // acquire: a flag only. A close this load misses comes after the
-    // release above in the permit word's modification order, so the
-    // receiver's end check after its close sees the slots back.
-    if (bound_.is_closed()) notify_receiver();
+    notify_receiver_if_closed();
   }
   // The receiver does not give a permit back per message: it counts the
   // slots it took in its block's header (ChannelOps::try_take) and gives
@@ -338,6 +335,13 @@ class LEANCHAN_API ChannelState {
       return first + slots < claimed ? first + slots : claimed;
     }
     return receiver;
+  }
+  // After slots went back to the permit word: the last of them may end a
+  // closed channel. acquire (is_closed): a flag only. A close this load
+  // misses comes after that release in the word's modification order, so
+  // the receiver's own end check after its close sees the slots back.
+  void notify_receiver_if_closed() noexcept {
+    if (bound_.is_closed()) notify_receiver();
   }
   static void nudge(WaitNode* node) noexcept;
   void wake_all(WaitNode* woken) noexcept;
