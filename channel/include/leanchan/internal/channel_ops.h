@@ -232,10 +232,11 @@ struct ChannelOps {
       }
       return;
     }
-    if (!cursor.spare_to_free && state.tail_block() == cursor.head) return;
+    const bool numbered_past = state.tail_block() != cursor.head;
+    if (!cursor.spare_to_free && !numbered_past) return;
     if (cursor.index != state.tail_position()) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
-    if (state.tail_block() != cursor.head) {
+    if (numbered_past) {
       // Blocks are numbered past the receiver's with nothing claimed in
       // them: provided for permits that were dropped unused (a large
       // reservation), or that are still held. With none held (looked at
