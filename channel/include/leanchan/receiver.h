@@ -81,33 +81,28 @@ class Receiver {
   // example inside its callback), by yielding, leaving the notifier as it
   // is. It never waits otherwise.
   RecvResult<T> try_recv() noexcept {
-    internal::ChannelState& state = *this->state();
     std::optional<T> value;
-    if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
-    Ops::release_when_empty(state, cursor_);  // step 10: nothing to take (kEmpty or kDisconnected)
-    // A message may have landed between the attempt and the end check, so
-    // the end check is final only with nothing to take afterwards.
-    if (state.is_finished(cursor_.index)) {
-      if (Ops::try_take(state, cursor_, value)) return RecvResult<T>::success(std::move(*value));
-      return RecvResult<T>::failure(RecvStatus::kDisconnected);
+    switch (take_without_waiting(value)) {
+      case PollStatus::kOk: return RecvResult<T>::success(std::move(*value));
+      case PollStatus::kEmpty: return RecvResult<T>::failure(RecvStatus::kEmpty);
+      case PollStatus::kDisconnected: return RecvResult<T>::failure(RecvStatus::kDisconnected);
+      case PollStatus::kBusy: break;
     }
     // Position index is claimed but unpublished, and another is claimed
-    // after it: the earlier sender is between its claim and its publish
-    // (docs/design.md steps 3-6), so the wait is short and ends with it.
-    if (state.tail_position() > cursor_.index + 1) {
-      if (state.receive_notifier_idle()) {
-        if (wait_take(value, nullptr) == RecvStatus::kOk) {
-          return RecvResult<T>::success(std::move(*value));
-        }
-      } else {
-        // A receive notifier is armed or firing (this may even run inside
-        // its callback): sleeping would disarm it, or wait for the very
-        // callback that called us. Yield until the sender publishes.
-        while (!Ops::try_take(state, cursor_, value)) internal::yield_thread();
+    // after it: the earlier sender is between its claim and its publish, so
+    // the wait is short and ends with it.
+    internal::ChannelState& state = *this->state();
+    if (state.receive_notifier_idle()) {
+      if (wait_take(value, nullptr) == RecvStatus::kOk) {
         return RecvResult<T>::success(std::move(*value));
       }
+      return RecvResult<T>::failure(RecvStatus::kEmpty);
     }
-    return RecvResult<T>::failure(RecvStatus::kEmpty);
+    // A receive notifier is armed or firing (this may even run inside its
+    // callback): sleeping would disarm it, or wait for the very callback
+    // that called us. Yield until the sender publishes.
+    while (!Ops::try_take(state, cursor_, value)) internal::yield_thread();
+    return RecvResult<T>::success(std::move(*value));
   }
 
   // As try_recv(), but never waits: where try_recv would wait for an
@@ -120,16 +115,10 @@ class Receiver {
   // later send may already have completed. Allocates nothing; takes the
   // list lock only as try_recv does.
   PollResult<T> poll_recv() noexcept {
-    internal::ChannelState& state = *this->state();
     std::optional<T> value;
-    if (Ops::try_take(state, cursor_, value)) return PollResult<T>::success(std::move(*value));
-    Ops::release_when_empty(state, cursor_);  // nothing to take: as try_recv
-    if (state.is_finished(cursor_.index)) {
-      if (Ops::try_take(state, cursor_, value)) return PollResult<T>::success(std::move(*value));
-      return PollResult<T>::failure(PollStatus::kDisconnected);
-    }
-    if (state.tail_position() > cursor_.index + 1) return PollResult<T>::failure(PollStatus::kBusy);
-    return PollResult<T>::failure(PollStatus::kEmpty);
+    const PollStatus status = take_without_waiting(value);
+    if (status == PollStatus::kOk) return PollResult<T>::success(std::move(*value));
+    return PollResult<T>::failure(status);
   }
 
   // As recv(), but gives up with kTimedOut once `timeout` has passed. A
@@ -281,6 +270,22 @@ class Receiver {
     const RecvStatus status = wait_take(value, &deadline);
     if (status == RecvStatus::kOk) return RecvResult<T>::success(std::move(*value));
     return RecvResult<T>::failure(status);
+  }
+
+  // What try_recv and poll_recv share: the next message into `out` (kOk),
+  // or why none was taken without waiting: kDisconnected (the channel has
+  // ended), kBusy (the next position is claimed but unpublished and a later
+  // one is claimed behind it: try_recv waits there), or kEmpty.
+  PollStatus take_without_waiting(std::optional<T>& out) noexcept {
+    internal::ChannelState& state = *this->state();
+    if (Ops::try_take(state, cursor_, out)) return PollStatus::kOk;
+    Ops::release_when_empty(state, cursor_);  // nothing to take
+    // A message may have landed between the attempt and the end check, so
+    // the end check is final only with nothing to take afterwards.
+    if (state.is_finished(cursor_.index)) {
+      return Ops::try_take(state, cursor_, out) ? PollStatus::kOk : PollStatus::kDisconnected;
+    }
+    return state.tail_position() > cursor_.index + 1 ? PollStatus::kBusy : PollStatus::kEmpty;
   }
 
   // Room for at least one more element, growing geometrically but never
