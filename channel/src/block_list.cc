@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The block list: the list lock, the tail seqlock, opening blocks for
-// senders, retiring and recycling them for the receiver (docs/design.md
-// steps 4, 5, 8, 9 and 10, and "Recycling").
+// The block list (leanchan/internal/block_list.h): the tail seqlock,
+// numbering and opening blocks for senders, retiring and recycling them for
+// the receiver (docs/design.md "Sending", "Receiving" and "Recycling").
 #include "leanchan/internal/block_list.h"
 
 #include <cstdio>
@@ -9,74 +9,18 @@
 #include <new>
 
 #include "leanchan/internal/atomic.h"
-#include "leanchan/internal/futex.h"
+#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
 namespace {
 
-constexpr std::uint32_t kLocked = 1;
-constexpr std::uint32_t kContended = 2;
-constexpr std::uint32_t kTagShift = 2;
-constexpr int kLockSpins = spin_budget(64);   // bounded: after this the waiter sleeps
-constexpr int kOpenSpins = spin_budget(256);  // bounded wait for a lock holder before queueing
+constexpr std::uint32_t kLocked = ListWord::kLocked;
+constexpr std::uint32_t kContended = ListWord::kContended;
 
-inline std::uint32_t tag_of_word(std::uint32_t word) noexcept {
-  return word >> kTagShift;
-}
+inline std::uint32_t tag_of_word(std::uint32_t word) noexcept { return ListWord::tag_of(word); }
 
 }  // namespace
-
-void BlockList::lock_list() const noexcept {
-  // acquire on success: the holder sees everything the previous holder wrote.
-  std::uint32_t word = list_word_.load(std::memory_order_relaxed);
-  for (int spin = 0; spin < kLockSpins; ++spin) {
-    if ((word & kLocked) == 0) {
-      if (list_word_.compare_exchange_weak(word, word | kLocked, std::memory_order_acquire,
-                                           std::memory_order_relaxed)) {
-        LEANCHAN_TEST_POINT(kListLocked);
-        return;
-      }
-      continue;
-    }
-    cpu_relax();
-    word = list_word_.load(std::memory_order_relaxed);
-  }
-  for (;;) {
-    if ((word & kLocked) == 0) {
-      // Taken after sleeping: keep the contended mark, since others may sleep
-      // too and the unlock must wake one of them.
-      if (list_word_.compare_exchange_weak(word, word | kLocked | kContended,
-                                           std::memory_order_acquire, std::memory_order_relaxed)) {
-        LEANCHAN_TEST_POINT(kListLocked);
-        return;
-      }
-      continue;
-    }
-    if ((word & kContended) == 0 &&
-        !list_word_.compare_exchange_weak(word, word | kContended, std::memory_order_relaxed,
-                                          std::memory_order_relaxed)) {
-      continue;
-    }
-    futex_wait(list_word_, word | kContended, nullptr);
-    word = list_word_.load(std::memory_order_relaxed);
-  }
-}
-
-void BlockList::unlock_list() const noexcept {
-  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  // relaxed: under the lock. An empty list shows the tag two before the
-  // receiver's block: it covers no block a sender can need, even one that
-  // computed its need from the receiver's position before release_if_drained
-  // moved it to the next block (see there).
-  const std::uint32_t tag =
-      tail == nullptr ? ((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask
-                      : tail->tag(std::memory_order_relaxed);
-  // release: publishes the list (and the new tail tag) to the next holder and
-  // to seqlock readers, whose acquire load of this word synchronizes with it.
-  const std::uint32_t old = list_word_.exchange(tag << kTagShift, std::memory_order_release);
-  if ((old & kContended) != 0) futex_wake(list_word_, 1);
-}
 
 bool BlockList::covers(std::uint32_t tag) const noexcept {
   const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
@@ -84,7 +28,7 @@ bool BlockList::covers(std::uint32_t tag) const noexcept {
 }
 
 BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
-  // Step 4, a seqlock read: the word before and after the pointer must agree
+  // A seqlock read: the word before and after the pointer must agree
   // (unlocked, same tag). The tail only ever moves forward and every move
   // changes the tag, so agreement means the pointer is the block numbered
   // `tag`, and the caller's unconsumed slot in it keeps it alive.
@@ -130,11 +74,11 @@ void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noex
   }
 }
 
-std::size_t BlockList::live_blocks_locked() const noexcept {
-  return numbered_blocks_locked() + spares_locked();
+std::size_t BlockList::live_blocks_locked(const Locked& held) const noexcept {
+  return numbered_blocks_locked(held) + spares_locked(held);
 }
 
-std::size_t BlockList::numbered_blocks_locked() const noexcept {
+std::size_t BlockList::numbered_blocks_locked(const Locked&) const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
@@ -144,17 +88,18 @@ std::size_t BlockList::numbered_blocks_locked() const noexcept {
 }
 
 BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
-  // Step 5. While another thread holds the lock (usually a sender numbering
+  // While another thread holds the lock (usually a sender numbering
   // blocks, or the receiver finishing one), wait briefly for it and retry
   // the lock-free read: queueing on the lock would put every sender of the
   // block to sleep, one futex round trip each.
   const std::uint32_t target = block_tag(block_number);
-  for (int spin = 0; spin < kOpenSpins; ++spin) {
-    if (BlockHeader* block = tail_if_numbered(target)) return block;
-    if ((list_word_.load(std::memory_order_relaxed) & kLocked) == 0) break;
-    cpu_relax();
-  }
-  lock_list();
+  BlockHeader* found = nullptr;
+  (void)watch(kOpenBlockWatch, [&] {
+    found = tail_if_numbered(target);
+    return found != nullptr || (list_word_.load(std::memory_order_relaxed) & kLocked) == 0;
+  });
+  if (found != nullptr) return found;
+  const Locked held = lock();
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr || tag_is_after(target, tail->tag(std::memory_order_relaxed))) {
     // Unreachable while provisioning holds: the claimed position's block
@@ -163,7 +108,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
 #if defined(LEANCHAN_EXPLORE)
     explore::report_violation("a sender claimed a position whose block was not numbered");
 #endif
-    if (!extend_locked(target, layout, false)) {
+    if (!extend_locked(held, target, layout, false)) {
       std::fputs("leanchan: internal error: no block for a claimed position\n", stderr);
       std::abort();
     }
@@ -176,18 +121,19 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
     block = head_.load(std::memory_order_relaxed);
     while (block->tag(std::memory_order_relaxed) != target) block = block->next;
   }
-  unlock_list();
+  unlock(held);
   return block;
 }
 
-bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
+bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLayout& layout,
                               bool senders_wait) noexcept {
-  // A block that becomes the head here (5a, 5c) is the one the receiver
-  // reads next: it carries the want bit while a sender waits.
+  // A block that becomes the head here (the first block of an empty list,
+  // or the drained head reused in place) is the one the receiver reads
+  // next: it carries the want bit while a sender waits.
   const std::uint32_t want = senders_wait ? kWantBit : 0;
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   if (tail == nullptr) {
-    // 5a. The list is empty: at creation, or after release_if_drained freed
+    // The list is empty: at creation, or after release_if_drained freed
     // every block. Every position lies at or after the receiver's block
     // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
     tail = try_new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
@@ -197,14 +143,14 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
-  // 5b. Extend the list one block at a time until the tail reaches the target.
+  // Extend the list one block at a time until the tail reaches the target.
   for (;;) {
     const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
     if (!tag_is_after(target, tail_tag)) return true;
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
-      // 5c. The only block is fully consumed: reuse it in place (before any
+      // Reuse in place: the only block is fully consumed (before any
       // spare, so that a channel keeping n blocks after a drain serves a
       // burst of n blocks without allocating; spares stay chained behind
       // it). No sender can hold it (none has an unconsumed slot there) and
@@ -228,7 +174,7 @@ bool BlockList::extend_locked(std::uint32_t target, const BlockLayout& layout,
   }
 }
 
-std::size_t BlockList::spares_locked() const noexcept {
+std::size_t BlockList::spares_locked(const Locked&) const noexcept {
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   std::size_t spares = 0;
   for (const BlockHeader* spare = tail == nullptr ? nullptr : tail->next; spare != nullptr;
@@ -238,8 +184,8 @@ std::size_t BlockList::spares_locked() const noexcept {
   return spares;
 }
 
-void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep,
-                                   bool senders_wait) noexcept {
+void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout,
+                                   const Keep& keep, bool senders_wait) noexcept {
   // Recycling: the fully consumed head leaves the list; it joins the spares
   // behind the tail (at the end of their chain) while there are fewer than
   // keep.spares and the bound allows (never when the bound is 0:
@@ -260,7 +206,7 @@ void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep,
   }
   // Live blocks if `old` stays: the numbered ones after it, the spares the
   // walk above counted, and `old` itself.
-  if (spares < keep.spares && numbered_blocks_locked() + spares + 1 <= keep.block_bound) {
+  if (spares < keep.spares && numbered_blocks_locked(held) + spares + 1 <= keep.block_bound) {
     old->next = nullptr;
     old->ready.store(0, std::memory_order_relaxed);  // relaxed: published by the unlock
     last->next = old;
@@ -272,7 +218,8 @@ void BlockList::retire_head_locked(const BlockLayout& layout, const Keep& keep,
   }
 }
 
-std::size_t BlockList::free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept {
+std::size_t BlockList::free_spares_locked(const Locked&, const BlockLayout& layout,
+                                          std::size_t kept) noexcept {
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   std::size_t freed = 0;
   if (tail != nullptr) {
@@ -294,10 +241,9 @@ std::size_t BlockList::free_spares_locked(const BlockLayout& layout, std::size_t
 }
 
 BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayout& layout,
-                                     const Keep& keep, const Bound& bound) noexcept {
-  // Step 8.
-  lock_list();
-  const bool senders_wait = bound.senders_wait();
+                                     const Keep& keep, const PermitWord& permits) noexcept {
+  const Locked held = lock();
+  const bool senders_wait = permits.senders_wait();
   const std::uint32_t target = block_tag(block_number);
   for (;;) {
     BlockHeader* head = head_.load(std::memory_order_relaxed);
@@ -307,49 +253,50 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
     }
     // behind the receiver's index: fully consumed (and its permits given
     // back by finish_block)
-    retire_head_locked(layout, keep, senders_wait);
+    retire_head_locked(held, layout, keep, senders_wait);
   }
   BlockHeader* block = head_.load(std::memory_order_relaxed);
   if (block != nullptr && block->tag(std::memory_order_relaxed) != target) block = nullptr;
-  unlock_list();
+  unlock(held);
   return block;
 }
 
-BlockHeader* BlockList::finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
-                                            const Keep& keep, bool senders_wait) noexcept {
-  // Step 9, under the lock (the caller then moves the returned position to
-  // the block's end before unlocking, and gives the permits back after).
-  // Publishing the index under the lock is
-  // what lets a sender reuse this block in place (step 5c): the lock orders
+BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t block_number,
+                                            const BlockLayout& layout, const Keep& keep,
+                                            bool senders_wait) noexcept {
+  // The caller then moves the returned position to the block's end before
+  // unlocking, and gives the permits back after. Publishing the index under
+  // the lock is what lets a sender reuse this block in place
+  // (extend_locked): the lock orders
   // the receiver's moves out of the block before the sender's writes into it.
   // relaxed: read only under the lock.
   rx_block_word_.store(
       (rx_block_word_.load(std::memory_order_relaxed) & kSpareToFree) | block_tag(block_number + 1),
       std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
-  // take and this lock (step 5c); then there is nothing to retire.
+  // take and this lock (extend_locked); then there is nothing to retire.
   // Drained to the end of the list (the head is the tail): it stays, for
   // in-place reuse; the spares beyond keep.drained_spares stay too until
-  // the receiver finds the channel empty (step 10, docs/design.md
+  // the receiver finds the channel empty (release_spares, docs/design.md
   // invariant 7), since a receiver that keeps up gets here at the end of
   // many blocks and its sender would allocate again at once.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head->tag(std::memory_order_relaxed) == block_tag(block_number) &&
       head != tail_block_.load(std::memory_order_relaxed)) {
-    retire_head_locked(layout, keep, senders_wait);
+    retire_head_locked(held, layout, keep, senders_wait);
   }
   return head_.load(std::memory_order_relaxed);
 }
 
 std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kept) noexcept {
-  // Step 10, and shrink_to_fit.
-  lock_list();
-  const std::size_t freed = free_spares_locked(layout, kept);
-  unlock_list();
+  // Also shrink_to_fit's (kept = 0).
+  const Locked held = lock();
+  const std::size_t freed = free_spares_locked(held, layout, kept);
+  unlock(held);
   return freed;
 }
 
-std::uint32_t BlockList::owed_locked(std::uint16_t returned, std::uint32_t slots, bool raise_want,
+std::uint32_t BlockList::owed_locked(const Locked&, std::uint16_t returned, std::uint32_t slots, bool raise_want,
                                      std::uint16_t& position) noexcept {
   BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
   if (head == nullptr) {
@@ -363,8 +310,8 @@ std::uint32_t BlockList::owed_locked(std::uint16_t returned, std::uint32_t slots
   // want bit alone: the RMWs on this word are totally ordered.
   const std::uint32_t word = raise_want ? head->number.fetch_or(kWantBit, std::memory_order_acquire)
                                         : head->number.load(std::memory_order_acquire);
-  const std::uint32_t taken = (word & kConsumedMask) >> kConsumedShift;
-  position = static_cast<std::uint16_t>((word & kTagMask) * slots + taken);
+  const std::uint32_t taken = BlockNumber::taken(word);
+  position = static_cast<std::uint16_t>(BlockNumber::tag(word) * slots + taken);
   const std::uint32_t owed = static_cast<std::uint16_t>(position - returned);
   // A finished head (kept for reuse in place) lies behind `returned`: the
   // difference wraps, and nothing is owed. Otherwise owed < slots.
@@ -375,39 +322,42 @@ std::uint32_t BlockList::owed_locked(std::uint16_t returned, std::uint32_t slots
   return owed;
 }
 
-void BlockList::clear_want_locked() noexcept {
+void BlockList::clear_want_locked(const Locked&) noexcept {
   BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
   // relaxed RMW: the receiver's add may race it; nothing else rides on it.
   if (head != nullptr) head->number.fetch_and(~kWantBit, std::memory_order_relaxed);
 }
 
-bool BlockList::unnumber_past_head_locked(std::uint64_t index, const BlockLayout& layout,
-                                          const Bound& bound, std::uint32_t taken,
-                                          std::size_t kept, std::size_t& freed) noexcept {
+bool BlockList::unnumber_past_head_locked(const Locked& held, std::uint64_t index,
+                                          const BlockLayout& layout, const PermitWord& permits,
+                                          std::uint32_t taken, std::size_t kept,
+                                          std::size_t& freed) noexcept {
   BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
   if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed)) return false;
   // As release_if_drained_locked: a seq_cst RMW of the locked list word,
   // then the permits in use (a Dekker pair with a holder's covers()).
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
-  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > taken) {
+  if (tail_position_.load(std::memory_order_seq_cst) != index ||
+      permits.permits_in_use() > taken) {
     return false;
   }
   // relaxed: published by the unlock, which writes the head's tag into the
   // list word (a sender that needs the next block numbers a spare).
   tail_block_.store(head, std::memory_order_relaxed);
-  freed += free_spares_locked(layout, kept);
+  freed += free_spares_locked(held, layout, kept);
   return true;
 }
 
-bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
-                                          const Bound& bound, std::uint32_t taken,
-                                          Atomic<std::uint16_t>& published,
+bool BlockList::release_if_drained_locked(const Locked&, std::uint64_t& index,
+                                          const BlockLayout& layout, const PermitWord& permits,
+                                          std::uint32_t taken,
+                                          Atomic<std::uint16_t>& returned_low,
                                           std::size_t& freed) noexcept {
   // The permits in use, read after a seq_cst RMW of the (locked) list
   // word that changes nothing: the lock's own RMW is only acquire, which
   // does not order the load after it on weak hardware. (A seq_cst fence
   // would do; ThreadSanitizer does not model fences.) A Dekker pair with a
-  // permit holder's acquiring RMW on the bound and its seq_cst load of the
+  // permit holder's acquiring RMW on the permit word and its seq_cst load of the
   // list word (covers): if this load misses the holder's permit, this RMW
   // precedes the holder's load in the single total order, so that load
   // sees this locked word or a later one (the empty list that follows, or
@@ -415,7 +365,8 @@ bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayou
   // lock. A permit this load sees may claim in the blocks it counted on:
   // keep them all.
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
-  if (tail_position_.load(std::memory_order_seq_cst) != index || bound.permits_in_use() > taken) {
+  if (tail_position_.load(std::memory_order_seq_cst) != index ||
+      permits.permits_in_use() > taken) {
     return false;
   }
   // No permit is in use (but the receiver's `taken`, which the caller gives
@@ -434,7 +385,7 @@ bool BlockList::release_if_drained_locked(std::uint64_t& index, const BlockLayou
   // before this store instead, the list word it reads next is locked, or
   // the empty list's (which covers no block its stale view can name), or
   // one written by a sender that counted its permit with a fresh view.
-  published.store(static_cast<std::uint16_t>(boundary), std::memory_order_seq_cst);
+  returned_low.store(static_cast<std::uint16_t>(boundary), std::memory_order_seq_cst);
   // relaxed: read and written under the lock (and the receiver's own reads).
   const std::uint32_t rx_word = rx_block_word_.load(std::memory_order_relaxed);
   rx_block_word_.store((rx_word & kReceiverGone) | block_tag(boundary / slots),
@@ -462,7 +413,7 @@ void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) 
   // a sender installs after this load holds no consumed slot, so its set
   // bits are all queued messages. relaxed: not dereferenced.
   if (head_.load(std::memory_order_relaxed) == nullptr) return;
-  lock_list();
+  const Locked held = lock();
   const std::uint32_t current = block_tag(index / layout.slots);
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;
@@ -478,13 +429,13 @@ void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) 
       break;
     }
   }
-  unlock_list();
+  unlock(held);
 }
 
 std::size_t BlockList::live_blocks() const noexcept {
-  lock_list();
-  const std::size_t blocks = live_blocks_locked();
-  unlock_list();
+  const Locked held = lock();
+  const std::size_t blocks = live_blocks_locked(held);
+  unlock(held);
   return blocks;
 }
 

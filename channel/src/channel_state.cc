@@ -1,82 +1,97 @@
 // SPDX-License-Identifier: MIT
-// What needs more than one part of the control block: the receiver's bounded
-// watching before it sleeps (step 11), attaching its notifier (the waiter
-// queue under the list lock, and the signal), and memory_usage. The parts
-// live in block_list.cc, bound.cc (the bound's protocol with the waiter
-// queue), receiver_signal.cc and waiter_queue.cc.
+// The control block (leanchan/internal/channel_state.h): making and freeing
+// it, and joining the waiting layer (semaphore.cc) to the permit give-back
+// (give_back.cc) for the handles.
 #include "leanchan/internal/channel_state.h"
 
-#include <climits>
 #include <new>
-#include <thread>
 
-#include "leanchan/internal/atomic.h"
+#include "leanchan/internal/ending.h"
+#include "leanchan/internal/give_back.h"
 
 namespace leanchan::internal {
 namespace {
 
-constexpr int kWatchLooks = spin_budget(16);   // receiver: looks with doubling pauses, then
-constexpr int kWatchYields = spin_budget(16);  // yields, then it sleeps
-constexpr int kWatchMaxPauses = 64;
-// Looks before the watch also asks whether the channel has ended: after
-// 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns, up to
-// about 1 us where it takes 140 cycles), longer than a sender that keeps
-// up takes between two messages.
-constexpr int kWatchEndAfterLooks = spin_budget(4);
+// Under the list lock, before a sender (a thread or a notifier) queues:
+// what the receiver owes goes back, and the want bit goes up on its block
+// in the same RMW. A take after that RMW sees the bit and gives its permit
+// back under this lock, so it reaches the new waiter; one before it is
+// counted now.
+void collect_before_queue(void* context, const Locked& held) noexcept {
+  GiveBack::collect_owed_locked(*static_cast<ChannelState*>(context), held, true);
+}
 
 }  // namespace
 
-bool ChannelState::watch_briefly(bool (*ready)(const void* context), const void* context,
-                                 std::uint64_t receiver_index) noexcept {
-  // The pauses between looks double (1, 2, 4, ... 64), then the thread
-  // yields: watching shared lines in a tight loop would slow the very
-  // sender being waited for.
-  int pauses = 1;
-  for (int look = 0; look < kWatchLooks + kWatchYields; ++look) {
-    if (ready(context)) return true;
-    if (look >= kWatchEndAfterLooks && is_finished(receiver_index)) return false;
-    if (look < kWatchLooks) {
-      for (int i = 0; i < pauses; ++i) cpu_relax();
-      pauses = pauses < kWatchMaxPauses ? pauses * 2 : kWatchMaxPauses;
-    } else {
-      yield_thread();
-    }
-  }
-  return false;
+PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
+  const PermitOutcome outcome = semaphore_.try_acquire(count);
+  if (outcome != PermitOutcome::kFull) return outcome;
+  // Full as the word says; the receiver may have taken messages whose
+  // permits it has not given back yet: collect them, and look again.
+  return GiveBack::collect_owed(*this) ? semaphore_.try_acquire(count) : outcome;
 }
 
-bool ChannelState::provide(const BlockLayout& layout) noexcept {
-  // Under the lock the bound is computed afresh, and exactly: r (the
-  // position up to which permits went back) and the receiver's block word
-  // move only under the lock, so returned_position rebuilds r exactly.
-  // release_if_drained (the only free of a block at or after r) waits for
-  // the lock too.
-  lock_list();
-  const std::uint32_t permits = bound_.permits_in_use();  // seq_cst, as last_position_bound
-  const std::uint64_t low = rx_position_.load(std::memory_order_seq_cst);
-  const std::uint64_t claimed = blocks_.tail_position();
-  const std::uint64_t receiver =
-      returned_position(low, claimed, blocks_.receiver_tag_locked(), layout.slots);
-  const std::uint64_t last = receiver + permits - 1;
-  const bool ok =
-      blocks_.extend_locked(block_tag(last / layout.slots), layout, bound_.senders_wait());
-  unlock_list();
-  return ok;
+PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline* deadline,
+                                            void* value,
+                                            ThreadWaitNode::PushFunction push) noexcept {
+  // Not try_acquire_permits: what the receiver owes is collected once,
+  // under the lock, if this sender comes to queue; a full channel usually
+  // frees a slot by itself within the watch (the receiver gives a block's
+  // permits back at its end), and collecting on every full attempt would
+  // take the lock the receiver needs for that.
+  ThreadWaitNode waiter;
+  waiter.wanted = count;
+  waiter.value = value;
+  waiter.push = push;
+  waiter.channel = this;
+  const PermitOutcome outcome =
+      semaphore_.acquire(waiter, deadline, blocks_, BeforeQueue{&collect_before_queue, this});
+  // A timed-out waiter's partial grant went back: as Ending::return_unused.
+  if (outcome == PermitOutcome::kTimedOut && waiter.wanted != waiter.needed) {
+    Ending::notify_receiver_if_closed(*this);
+  }
+  return outcome;
+}
+
+std::uint32_t ChannelState::free_slots() noexcept {
+  (void)GiveBack::collect_owed(*this);
+  return semaphore_.free_slots();
+}
+
+RoomStatus ChannelState::arm_send(WaitNode* node) noexcept {
+  return semaphore_.arm_send(node, blocks_, BeforeQueue{&collect_before_queue, this});
+}
+
+bool ChannelState::cancel_send(WaitNode* node) noexcept {
+  const Semaphore::Cancelled cancelled = semaphore_.cancel_send(node, blocks_);
+  if (cancelled == Semaphore::Cancelled::kGrantTaken) {
+    // A grant it was woken for and did not use goes to the next waiter.
+#if defined(LEANCHAN_EXPLORE)
+    // The explorer's self-test: the grant back without telling the
+    // receiver, as before (a closed receiver armed meanwhile never wakes).
+    if (explore::mutant() == 4) {
+      release_permits(1);
+      return false;
+    }
+#endif
+    Ending::return_unused(*this, 1);
+  }
+  return cancelled == Semaphore::Cancelled::kUnqueued;
 }
 
 void ChannelState::attach_receive_node(WaitNode* node) noexcept {
   detach_receive_node();
   node->kind = WaitNode::Kind::kReceive;
-  lock_list();
-  waiters_.attach_receive(node);
-  unlock_list();
+  const Locked held = blocks_.lock();
+  semaphore_.attach_receive_locked(held, node);
+  blocks_.unlock(held);
 }
 
 void ChannelState::detach_receive_node() noexcept {
-  disarm_receive();
-  lock_list();
-  waiters_.detach_receive();
-  unlock_list();
+  signal_.disarm();
+  const Locked held = blocks_.lock();
+  semaphore_.detach_receive_locked(held);
+  blocks_.unlock(held);
 }
 
 ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, Retention retention,

@@ -1,34 +1,35 @@
 // SPDX-License-Identifier: MIT
 // The receiver's signal (leanchan/internal/receiver_signal.h; docs/design.md
-// steps 6, 11-14): waking a sleeping receiver and its notifier's state
-// machine.
+// "Receiving" and "Readiness"): waking a sleeping receiver and its
+// notifier's state machine.
 #include "leanchan/internal/receiver_signal.h"
 
 #include <climits>
 
+#include "leanchan/internal/spin_wait.h"
+
 namespace leanchan::internal {
 namespace {
 
-constexpr int kCallbackSpins = spin_budget(256);  // a callback is short: watch before sleeping
-
 // Waits until a firing node's callback has returned: briefly by watching the
-// word (callbacks are short, and the firer runs on another core), then by
-// sleeping on it.
+// word (kCallbackWatch: callbacks are short, and the firer runs on another
+// core), then by sleeping on it.
 void await_callback(Atomic<std::uint32_t>& state, std::uint32_t firing,
                     std::uint32_t awaited) noexcept {
-  std::uint32_t value = state.load(std::memory_order_acquire);
-  for (int spin = 0; spin < kCallbackSpins && (value == firing || value == awaited); ++spin) {
-    cpu_relax();
+  std::uint32_t value = 0;
+  const auto ready = [&] {
     value = state.load(std::memory_order_acquire);
-  }
-  while (value == firing || value == awaited) {
+    return value != firing && value != awaited;
+  };
+  const auto sleep = [&] {
     if (value == firing &&
         !state.compare_exchange_weak(value, awaited, std::memory_order_acquire)) {
-      continue;
+      return Slept::kLookAgain;
     }
     futex_wait(state, awaited, nullptr);
-    value = state.load(std::memory_order_acquire);
-  }
+    return Slept::kLookAgain;
+  };
+  (void)spin_then_sleep(kCallbackWatch, ready, sleep);
 }
 
 }  // namespace
@@ -56,7 +57,7 @@ void ReceiverSignal::notify(const WaiterQueue& waiters) noexcept {
 
 void ReceiverSignal::announce_wait() noexcept {
   disarm();
-  event_.store(kSleeping, std::memory_order_seq_cst);  // seq_cst: see notify_receiver
+  event_.store(kSleeping, std::memory_order_seq_cst);  // seq_cst: see notify
 }
 
 bool ReceiverSignal::sleep(const Deadline* deadline) noexcept {
@@ -71,9 +72,9 @@ void ReceiverSignal::arm() noexcept {
   // Arm (idle -> armed), or, while a firing from the previous arming is
   // still running, ask it to re-arm when it ends (firing -> re-arm) instead
   // of waiting for it: the firer then arms (or fires again if a sender came
-  // meanwhile; see notify_receiver and fire_receive_node).
+  // meanwhile; see notify and fire).
   // seq_cst: the arming RMW and the caller's re-check loads pair with a
-  // sender's publishing RMW and its load in notify_receiver (Dekker).
+  // sender's publishing RMW and its load in notify (Dekker).
   std::uint32_t event = event_.load(std::memory_order_acquire);
   for (;;) {
     std::uint32_t next = kArmed;

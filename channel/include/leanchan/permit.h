@@ -57,7 +57,7 @@ class [[nodiscard]] Permit {
 
   // Puts `value` in the reserved slot; the permit is empty afterwards.
   // Precondition: *this holds a slot. Never blocks on the bound; O(1);
-  // allocates nothing (docs/design.md step 2b).
+  // allocates nothing (provisioning: docs/design.md "Allocation before the claim").
   void send(T value) noexcept {
     assert(state_ != nullptr && "leanchan: Permit::send on an empty permit");
     internal::ChannelState* state = std::exchange(state_, nullptr);
@@ -74,7 +74,7 @@ class [[nodiscard]] Permit {
   void release() noexcept {
     internal::ChannelState* state = std::exchange(state_, nullptr);
     if (state == nullptr) return;
-    state->return_unused(1);
+    internal::Ending::return_unused(*state, 1);
     state->remove_sender();
     Ops::release_handle(state);
   }
@@ -135,7 +135,7 @@ class [[nodiscard]] PermitBatch {
     if (state == nullptr) return;
     const auto unused = static_cast<std::uint32_t>(std::exchange(remaining_, 0));
     if (unused != 0) {
-      state->return_unused(unused);
+      internal::Ending::return_unused(*state, unused);
     }
     state->remove_sender();
     Ops::release_handle(state);

@@ -92,7 +92,7 @@ class Receiver {
     // after it: the earlier sender is between its claim and its publish, so
     // the wait is short and ends with it.
     internal::ChannelState& state = *this->state();
-    if (state.receive_notifier_idle()) {
+    if (state.signal().idle()) {
       if (wait_take(value, nullptr) == RecvStatus::kOk) {
         return RecvResult<T>::success(std::move(*value));
       }
@@ -193,17 +193,17 @@ class Receiver {
   bool arm_notifier() noexcept {
     assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
     internal::ChannelState& state = *this->state();
-    state.arm_receive();  // step 12, then the re-check
-    if (Ops::is_published(state, cursor_) || state.is_finished(cursor_.index)) {
-      state.cancel_arming();
+    state.signal().arm();  // then the re-check
+    if (Ops::is_published(state, cursor_) || internal::Ending::is_finished(state, cursor_.index)) {
+      state.signal().cancel_arming();
       return true;
     }
-    Ops::release_when_empty(state, cursor_);  // step 10
+    Ops::release_when_empty(state, cursor_);
     return false;
   }
   // Cancels an armed notifier; true if it had not fired. When this returns
   // its callback is not running.
-  bool disarm_notifier() noexcept { return state()->disarm_receive(); }
+  bool disarm_notifier() noexcept { return state()->signal().disarm(); }
 
   // co_await rx.async_recv(executor): a coroutine-friendly recv(); see
   // leanchan/coro.h (included by leanchan/channel.h).
@@ -215,12 +215,14 @@ class Receiver {
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
-    return static_cast<std::size_t>(state()->tail_position() - cursor_.index);
+    return static_cast<std::size_t>(state()->blocks().tail_position() - cursor_.index);
   }
   bool is_empty() const noexcept { return len() == 0; }
   // True once close() was called or every Sender and Permit is gone (no
   // new message can be sent; queued ones may still be received). A snapshot.
-  bool is_closed() const noexcept { return state()->is_closed() || state()->sender_count() == 0; }
+  bool is_closed() const noexcept {
+    return state()->is_closed() || state()->lifetime().sender_snapshot() == 0;
+  }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
   // Bytes the channel holds now (control block + live blocks). O(1).
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
@@ -233,7 +235,7 @@ class Receiver {
   std::size_t shrink_to_fit() noexcept {
     internal::ChannelState& state = *this->state();
     const internal::BlockLayout layout = Ops::layout(state);
-    std::size_t freed = state.release_spares(layout, 0);
+    std::size_t freed = state.blocks().release_spares(layout, 0);
     freed += Ops::release_if_drained(state, cursor_);
     return freed * layout.bytes;
   }
@@ -249,7 +251,8 @@ class Receiver {
   // A message is published at the receiver's position, or the channel has
   // ended: a receive now would not sleep.
   bool ready_now() noexcept {
-    return Ops::is_published(*state(), cursor_) || state_->is_finished(cursor_.index);
+    return Ops::is_published(*state(), cursor_) ||
+           internal::Ending::is_finished(*state_, cursor_.index);
   }
 
   explicit Receiver(internal::ChannelState* state) noexcept
@@ -282,10 +285,11 @@ class Receiver {
     Ops::release_when_empty(state, cursor_);  // nothing to take
     // A message may have landed between the attempt and the end check, so
     // the end check is final only with nothing to take afterwards.
-    if (state.is_finished(cursor_.index)) {
+    if (internal::Ending::is_finished(state, cursor_.index)) {
       return Ops::try_take(state, cursor_, out) ? PollStatus::kOk : PollStatus::kDisconnected;
     }
-    return state.tail_position() > cursor_.index + 1 ? PollStatus::kBusy : PollStatus::kEmpty;
+    return state.blocks().tail_position() > cursor_.index + 1 ? PollStatus::kBusy
+                                                              : PollStatus::kEmpty;
   }
 
   // Room for at least one more element, growing geometrically but never
@@ -296,7 +300,7 @@ class Receiver {
     out.reserve(out.size() + more);
   }
 
-  // Step 11: take, else announce the wait, re-check, and sleep.
+  // Take, else watch, announce the wait, re-check, and sleep.
   RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
     internal::ChannelState& state = *this->state();
     for (;;) {
@@ -304,22 +308,23 @@ class Receiver {
       // A message is often a moment away: watch for it (bounded) first.
       // (The watch notices an ended channel after a few looks; the checks
       // below decide.)
-      if (state.watch_briefly(&Receiver::may_be_ready, this, cursor_.index) &&
+      if (internal::Ending::watch_briefly(state, &Receiver::may_be_ready, this, cursor_.index) &&
           Ops::try_take(state, cursor_, out)) {
         return RecvStatus::kOk;
       }
-      Ops::release_when_empty(state, cursor_);  // step 10, before sleeping
-      state.announce_receiver_wait();
+      Ops::release_when_empty(state, cursor_);  // before sleeping
+      state.signal().announce_wait();
       if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
-      if (state.is_finished(cursor_.index)) {
+      if (internal::Ending::is_finished(state, cursor_.index)) {
         // Nothing queued and nothing can come; one last take covers a
         // message published between the two checks above.
         if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
         return RecvStatus::kDisconnected;
       }
-      if (!state.receiver_sleep(deadline)) {
+      if (!state.signal().sleep(deadline)) {
         if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
-        return state.is_finished(cursor_.index) ? RecvStatus::kDisconnected : RecvStatus::kTimedOut;
+        return internal::Ending::is_finished(state, cursor_.index) ? RecvStatus::kDisconnected
+                                                                   : RecvStatus::kTimedOut;
       }
     }
   }
@@ -335,12 +340,12 @@ class Receiver {
       if (!Ops::try_take(*state, cursor_, queued)) break;
     }
     // What arrives later through permits is destroyed by the last handle.
-    state->forget_consumed(cursor_.index, Ops::layout(*state));
+    state->blocks().forget_consumed(cursor_.index, Ops::layout(*state));
     Ops::release_handle(state);
   }
 
   internal::ChannelState* state_;
-  typename Ops::Cursor cursor_;  // the next position, the cached head (step 7)
+  typename Ops::Cursor cursor_;  // the next position, the cached head (ChannelOps::Cursor)
   bool has_notifier_ = false;
 };
 

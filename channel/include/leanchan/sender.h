@@ -47,8 +47,8 @@ class Sender {
  public:
   Sender(const Sender& other) noexcept : state_(other.state_) {
     if (state_ != nullptr) {
-      state_->add_sender();
-      state_->add_handle();
+      state_->lifetime().add_sender();
+      state_->lifetime().add_handle();
     }
   }
   Sender(Sender&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
@@ -196,11 +196,12 @@ class Sender {
 
   // Snapshots (stale on return): the handles that keep the channel open
   // (Senders, live Permits and PermitBatches), and the WeakSenders.
-  std::size_t strong_count() const noexcept { return state()->sender_count(); }
+  std::size_t strong_count() const noexcept { return state()->lifetime().sender_snapshot(); }
   std::size_t weak_count() const noexcept {
     const internal::ChannelState& state = *this->state();
-    const std::uint32_t others = state.sender_count() + (state.receiver_gone() ? 0 : 1);
-    const std::uint32_t handles = state.handle_count();
+    const std::uint32_t others =
+        state.lifetime().sender_snapshot() + (state.blocks().receiver_gone() ? 0 : 1);
+    const std::uint32_t handles = state.lifetime().handle_snapshot();
     return handles > others ? handles - others : 0;
   }
 
@@ -216,7 +217,7 @@ class Sender {
   bool same_channel(const Sender& other) const noexcept { return state_ == other.state_; }
   // A handle that does not keep the channel open; see WeakSender.
   WeakSender<T, BlockSize> downgrade() const noexcept {
-    state()->add_handle();
+    state()->lifetime().add_handle();
     return WeakSender<T, BlockSize>(state_);
   }
   // Bytes the channel holds now (control block + live blocks). Takes the
@@ -267,7 +268,7 @@ class Sender {
   // go back and the send or reservation fails with kNoMemory.
   internal::PermitOutcome provided(internal::PermitOutcome outcome, std::uint32_t count) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired || Ops::provide(*state_)) return outcome;
-    state_->return_unused(count);
+    internal::Ending::return_unused(*state_, count);
     return internal::PermitOutcome::kNoMemory;
   }
   // A send given its permit (kAcquired) has its block provided, then claims
@@ -289,15 +290,15 @@ class Sender {
     const auto outcome =
         provided(acquire(static_cast<std::uint32_t>(count)), static_cast<std::uint32_t>(count));
     if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, 0, to_status(outcome)};
-    state_->add_sender();
-    state_->add_handle();
+    state_->lifetime().add_sender();
+    state_->lifetime().add_handle();
     return {state_, count, SendStatus::kOk};
   }
 
   Permit<T, BlockSize> make_permit(internal::PermitOutcome outcome) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired) return {nullptr, to_status(outcome)};
-    state_->add_sender();
-    state_->add_handle();
+    state_->lifetime().add_sender();
+    state_->lifetime().add_handle();
     return {state_, SendStatus::kOk};
   }
   void reset() noexcept {
@@ -319,7 +320,7 @@ class WeakSender {
 
  public:
   WeakSender(const WeakSender& other) noexcept : state_(other.state_) {
-    if (state_ != nullptr) state_->add_handle();
+    if (state_ != nullptr) state_->lifetime().add_handle();
   }
   WeakSender(WeakSender&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
   WeakSender& operator=(WeakSender other) noexcept {
@@ -333,8 +334,8 @@ class WeakSender {
   // A real Sender if any Sender or Permit is still alive, else nullopt.
   std::optional<Sender<T, BlockSize>> upgrade() const noexcept {
     assert(state_ != nullptr && "leanchan: use of a moved-from WeakSender");
-    if (!state_->try_add_sender()) return std::nullopt;
-    state_->add_handle();
+    if (!state_->lifetime().try_add_sender()) return std::nullopt;
+    state_->lifetime().add_handle();
     return Sender<T, BlockSize>(state_);
   }
 

@@ -35,12 +35,22 @@ inline constexpr std::uint32_t kTagMask = (std::uint32_t{1} << kTagBits) - 1;
 // The rest of a block's `number` word: the receiver's count of slots taken
 // and not yet given back to the bound (5 bits: a block's last slot is
 // never counted there, see ChannelOps::try_take), and the "a sender waits"
-// bit (ChannelState::give_back_taken_locked).
+// bit (GiveBack::collect_owed_locked).
 inline constexpr std::uint32_t kConsumedShift = kTagBits;
 inline constexpr std::uint32_t kConsumedUnit = std::uint32_t{1} << kConsumedShift;
 inline constexpr std::uint32_t kConsumedMask = std::uint32_t{31} << kConsumedShift;
 inline constexpr std::uint32_t kWantBit = std::uint32_t{1} << 31;
 static_assert(kConsumedMask < kWantBit && (kConsumedMask & kTagMask) == 0);
+
+// The fields of a block's `number` word.
+struct BlockNumber {
+  static constexpr std::uint32_t tag(std::uint32_t word) noexcept { return word & kTagMask; }
+  // Slots the receiver took in the block and has not given the permits of.
+  static constexpr std::uint32_t taken(std::uint32_t word) noexcept {
+    return (word & kConsumedMask) >> kConsumedShift;
+  }
+  static constexpr bool wanted(std::uint32_t word) noexcept { return (word & kWantBit) != 0; }
+};
 
 constexpr std::uint32_t block_tag(std::uint64_t block_number) noexcept {
   return static_cast<std::uint32_t>(block_number) & kTagMask;
@@ -69,14 +79,14 @@ struct BlockHeader {
   // senders only under the lock.
   // The consumed count: the receiver adds one (an RMW) for each slot it
   // takes in its current block, except the last; list-lock holders read it
-  // to give those slots' permits back (ChannelState::give_back_taken_locked).
+  // to give those slots' permits back (GiveBack).
   // The want bit: set under the list lock (an RMW) while a sender waits;
   // the receiver's add returns it.
   Atomic<std::uint32_t> number{0};
 
-  // The tag alone (the other fields masked off).
+  // The tag alone (the other fields masked off: BlockNumber).
   std::uint32_t tag(std::memory_order order) const noexcept {
-    return number.load(order) & kTagMask;
+    return BlockNumber::tag(number.load(order));
   }
 };
 static_assert(sizeof(BlockHeader) == 16,

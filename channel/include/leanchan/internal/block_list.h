@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // leanchan/internal/block_list.h: the list of blocks messages live in, and
-// the claim counter that hands out their positions (docs/design.md steps
-// 3-5 and 7-10, "Recycling", "Memory reclamation while senders walk the
-// list"). Part of the 64-byte control block (channel_state.h).
+// the claim counter that hands out their positions (docs/design.md
+// "Sending", "Receiving", "Recycling", "Memory reclamation while senders
+// walk the list"). Part of the 64-byte control block (channel_state.h).
 //
 // Fields (who writes / who reads):
-//   tail_position_  senders fetch_add (claim, step 3) / receiver, len()
-//   tail_block_     list-lock holder / senders' seqlock read (step 4)
+//   tail_position_  senders fetch_add (claim_position) / receiver, len()
+//   tail_block_     list-lock holder / senders' seqlock read
+//                   (tail_if_numbered)
 //   list_word_      list-lock holder / senders' seqlock read and
 //                   provisioning check (covers)
 //                   bits: [31..2] tag of tail_block_ (of an empty list: the
@@ -27,25 +28,25 @@
 // nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
 // once the receiver finds the channel empty (Retention::kKeepOne), or none
 // (kKeepNone, shrink_to_fit).
-// Provisioning ("Allocation before the claim"): a sender claims a position
-// only once the numbered blocks reach the block of the last position any
-// permit in use can be given (covers, else extend_locked under the lock),
-// so claiming never allocates and an allocation failure fails a send
-// before anything is claimed. Numbered blocks at or after the receiver's
-// position are freed only by release_if_drained, with no permit in use.
+// Provisioning (provisioning.h): a sender claims a position only once the
+// numbered blocks reach the block of the last position any permit in use
+// can be given (covers, else extend_locked under the lock), so claiming
+// never allocates. Numbered blocks at or after the receiver's position are
+// freed only by release_if_drained_locked, with no permit in use.
 //
-// The list lock also guards the channel's waiter queue (bound.cc).
+// The list lock (list_lock.h) lives in the list word; it also guards the
+// waiting layer's waiter queue (semaphore.h).
 #ifndef LEANCHAN_INTERNAL_BLOCK_LIST_H_
 #define LEANCHAN_INTERNAL_BLOCK_LIST_H_
-
-#include "leanchan/export.h"
 
 #include <cstddef>
 #include <cstdint>
 
+#include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/block.h"
-#include "leanchan/internal/bound.h"
+#include "leanchan/internal/list_lock.h"
+#include "leanchan/internal/permit_word.h"
 
 namespace leanchan::internal {
 
@@ -57,37 +58,39 @@ struct Keep {
   std::size_t drained_spares;  // spares kept after a drain (behind the kept block)
 };
 
-class LEANCHAN_API BlockList {
+class LEANCHAN_API BlockList : public ListLock {
  public:
-  // ---- Senders (steps 3-5) ---------------------------------------------------
+  // ---- Senders --------------------------------------------------------------
   std::uint64_t claim_position() noexcept {
     // seq_cst: the RMW makes each index unique; seq_cst puts the claim in the
     // single total order before this sender's load of the receiver's signal
-    // (step 6), so a receiver that announced its wait (step 11) and then read
-    // tail_position either sees this claim or is seen by this sender.
+    // (ReceiverSignal::notify), so a receiver that announced its wait and
+    // then read tail_position either sees this claim or is seen by this
+    // sender.
     return tail_position_.fetch_add(1, std::memory_order_seq_cst);
   }
-  // Step 4: the tail block if it is numbered `tag`, read without the lock
+  // The tail block if it is numbered `tag`, read without the lock
   // (seqlock); null if the lock is held, the tail differs, or none exists.
   BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
-  // Step 5: finds the block numbered `block_number` (it is numbered
-  // already: see Provisioning), waiting briefly for a lock holder, then
+  // Finds the block numbered `block_number` (it is numbered already: see
+  // provisioning.h), waiting briefly for a lock holder (kOpenBlockWatch), then
   // under the lock. If it were not, the list would be extended here as a
   // fallback that ends the process when an allocation fails.
   BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Step 2b, lock-free: true if the tail block is numbered `tag` or later
+  // Provisioning, lock-free: true if the tail block is numbered `tag` or later
   // (the list is unlocked and not empty). seq_cst: the permit holder's
-  // half of the Dekker pair with release_if_drained (which takes the lock,
+  // half of the Dekker pair with release_if_drained_locked (which takes the lock,
   // then reads the permits in use).
   bool covers(std::uint32_t tag) const noexcept;
-  // Step 2b under the lock: numbers blocks (reusing the drained head in
-  // place, then spares, then allocating) until the tail is numbered `tag`.
+  // Provisioning under the lock: numbers blocks (reusing the drained head
+  // in place, then spares, then allocating) until the tail is numbered `tag`.
   // A block that becomes the head gets the want bit if `senders_wait`.
   // False if an allocation fails; the blocks numbered so far stay (they are
   // consistent, and later claims use them).
-  bool extend_locked(std::uint32_t tag, const BlockLayout& layout, bool senders_wait) noexcept;
+  bool extend_locked(const Locked& held, std::uint32_t tag, const BlockLayout& layout,
+                     bool senders_wait) noexcept;
 
-  // ---- The receiver (steps 7-10) ----------------------------------------------
+  // ---- The receiver -----------------------------------------------------------
   BlockHeader* head() const noexcept {
     // acquire: pairs with the release store of the sender that installed the
     // first block, so the receiver sees that block's header initialised.
@@ -95,21 +98,22 @@ class LEANCHAN_API BlockList {
   }
   std::uint64_t tail_position() const noexcept {
     // seq_cst: the receiver's "nothing claimed" check is part of the
-    // re-check after announcing a wait (step 11); see claim_position.
+    // re-check after announcing a wait; see claim_position.
     return tail_position_.load(std::memory_order_seq_cst);
   }
-  // Step 8: makes head_ the block numbered `block_number` if it exists,
+  // Makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.
   // `keep`: what a retired block may become (a spare, or freed). A new
-  // head gets the want bit if the bound says a sender waits.
+  // head gets the want bit if the permit word says a sender waits.
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout, const Keep& keep,
-                            const Bound& bound) noexcept;
-  // Step 9, under the lock: the receiver took the last slot of block
+                            const PermitWord& permits) noexcept;
+  // Under the lock: the receiver took the last slot of block
   // `block_number`. Returns the head block afterwards (the receiver caches
   // it). The caller moves the returned position to the block's end before
   // unlocking and gives the block's permits back after.
-  BlockHeader* finish_block_locked(std::uint64_t block_number, const BlockLayout& layout,
-                                   const Keep& keep, bool senders_wait) noexcept;
+  BlockHeader* finish_block_locked(const Locked& held, std::uint64_t block_number,
+                                   const BlockLayout& layout, const Keep& keep,
+                                   bool senders_wait) noexcept;
   // Under the lock: how many slots the receiver took in its block (the
   // head) whose permits have not gone back yet: its position there minus
   // `returned`, the position (low 16 bits) up to which they went back.
@@ -118,11 +122,11 @@ class LEANCHAN_API BlockList {
   // after it sees the bit and one before it is counted here. 0 if there
   // is no head, or if the head is a finished block (its permits all went
   // back when it was finished). O(1).
-  std::uint32_t owed_locked(std::uint16_t returned, std::uint32_t slots, bool raise_want,
-                            std::uint16_t& position) noexcept;
+  std::uint32_t owed_locked(const Locked& held, std::uint16_t returned, std::uint32_t slots,
+                            bool raise_want, std::uint16_t& position) noexcept;
   // Under the lock: clears the head's want bit (no sender waits any more).
-  void clear_want_locked() noexcept;
-  // Step 10: the receiver found the channel empty; give back the spares beyond
+  void clear_want_locked(const Locked& held) noexcept;
+  // The receiver found the channel empty; give back the spares beyond
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
   std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
@@ -134,24 +138,25 @@ class LEANCHAN_API BlockList {
   // zero) and the spares beyond `kept` are freed. True if it did; adds the
   // blocks freed to `freed`. The Dekker pair with a permit holder is
   // release_if_drained_locked's. O(blocks).
-  bool unnumber_past_head_locked(std::uint64_t index, const BlockLayout& layout,
-                                 const Bound& bound, std::uint32_t taken, std::size_t kept,
+  bool unnumber_past_head_locked(const Locked& held, std::uint64_t index, const BlockLayout& layout,
+                                 const PermitWord& permits, std::uint32_t taken, std::size_t kept,
                                  std::size_t& freed) noexcept;
-  // Retention::kKeepNone and shrink_to_fit (ChannelState::release_if_drained
+  // Retention::kKeepNone and shrink_to_fit (GiveBack::release_if_drained
   // takes the lock and calls this). `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
   // permit is in use but the `taken` slots the receiver took and has not
   // given back (owed_locked), moves the claim counter to the end of
   // index's block, tells senders that permits went back up to there
-  // (`published`, its low 16 bits; see ChannelState::last_position_bound)
+  // (`returned_low`, its low 16 bits; Provisioning::last_position_bound)
   // and frees every block, spares included; the caller then gives the
   // `taken` permits back before it unlocks. True if it released: `index`
   // is then the block boundary; adds the blocks freed to `freed`.
   // O(blocks freed).
-  bool release_if_drained_locked(std::uint64_t& index, const BlockLayout& layout,
-                                 const Bound& bound, std::uint32_t taken,
-                                 Atomic<std::uint16_t>& published, std::size_t& freed) noexcept;
-  // The same without the lock (ChannelState::last_position_bound). relaxed:
+  bool release_if_drained_locked(const Locked& held, std::uint64_t& index,
+                                 const BlockLayout& layout, const PermitWord& permits,
+                                 std::uint32_t taken, Atomic<std::uint16_t>& returned_low,
+                                 std::size_t& freed) noexcept;
+  // The same without the lock (Provisioning::last_position_bound). relaxed:
   // read after an acquire load of the position published after it (see
   // there), which orders it.
   std::uint32_t receiver_tag() const noexcept {
@@ -159,13 +164,13 @@ class LEANCHAN_API BlockList {
   }
   // The tag of the block the receiver reads, as of its last finished block
   // (or release_if_drained). Under the lock.
-  std::uint32_t receiver_tag_locked() const noexcept {
+  std::uint32_t receiver_tag_locked(const Locked&) const noexcept {
     return rx_block_word_.load(std::memory_order_relaxed) & kTagMask;  // relaxed: under the lock
   }
   // True if the chain may hold more spares than a drained channel keeps
-  // (Keep::drained_spares), so that step 10 would free one. Set when a
+  // (Keep::drained_spares), so that release_spares would free one. Set when a
   // retired block makes it so, cleared when the extra spares are freed;
-  // a sender taking spares leaves it set (step 10 then frees nothing).
+  // a sender taking spares leaves it set (release_spares then frees nothing).
   // Never set under Retention::keep(n >= 2): there the chain holds at most
   // what a drain keeps.
   bool spare_to_free() const noexcept {
@@ -193,27 +198,26 @@ class LEANCHAN_API BlockList {
   // Blocks live now, spare included (takes the lock).
   std::size_t live_blocks() const noexcept;
 
-  // The list lock: a futex lock in the low bits of list_word_, which also
-  // carries the tail's tag for the senders' seqlock read.
-  void lock_list() const noexcept;
-  void unlock_list() const noexcept;
-
  private:
+  friend class ListLock;  // the lock's bits live in list_word_
+
   static constexpr std::uint32_t kSpareToFree = std::uint32_t{1} << 30;
   static constexpr std::uint32_t kReceiverGone = std::uint32_t{1} << 31;
 
   // Null if the allocation fails.
   static BlockHeader* try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
-  void retire_head_locked(const BlockLayout& layout, const Keep& keep, bool senders_wait) noexcept;
-  std::size_t free_spares_locked(const BlockLayout& layout, std::size_t kept) noexcept;
-  std::size_t spares_locked() const noexcept;
-  std::size_t live_blocks_locked() const noexcept;
-  std::size_t numbered_blocks_locked() const noexcept;  // head .. tail
+  void retire_head_locked(const Locked& held, const BlockLayout& layout, const Keep& keep,
+                          bool senders_wait) noexcept;
+  std::size_t free_spares_locked(const Locked& held, const BlockLayout& layout,
+                                 std::size_t kept) noexcept;
+  std::size_t spares_locked(const Locked& held) const noexcept;
+  std::size_t live_blocks_locked(const Locked& held) const noexcept;
+  std::size_t numbered_blocks_locked(const Locked& held) const noexcept;  // head .. tail
 
   Atomic<std::uint64_t> tail_position_{0};
   Atomic<BlockHeader*> tail_block_{nullptr};
-  // An empty list: the tag two before block 0 (see unlock_list).
+  // An empty list: the tag two before block 0 (see ListLock::unlock).
   mutable Atomic<std::uint32_t> list_word_{(kTagMask - 1) << 2};
   Atomic<std::uint32_t> rx_block_word_{0};
   Atomic<BlockHeader*> head_{nullptr};

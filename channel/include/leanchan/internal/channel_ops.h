@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // leanchan/internal/channel_ops.h: the templated half of the algorithm: put a
-// value in its slot, take one out, destroy what is left at the end.
-// Step numbers refer to docs/design.md.
+// value in its slot, take one out, destroy what is left at the end
+// (docs/design.md "Sending" and "Receiving", by these functions' names).
 #ifndef LEANCHAN_INTERNAL_CHANNEL_OPS_H_
 #define LEANCHAN_INTERNAL_CHANNEL_OPS_H_
 
@@ -14,6 +14,9 @@
 
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/ending.h"
+#include "leanchan/internal/give_back.h"
+#include "leanchan/internal/provisioning.h"
 
 namespace leanchan::internal {
 
@@ -64,13 +67,14 @@ struct ChannelOps {
     return {position / slots, static_cast<std::uint32_t>(position % slots)};
   }
 
-  // Step 2b, lock-free: true if the numbered blocks reach the one holding
-  // the last position a permit in use can be given (block_list.h
-  // "Provisioning"), so that a position claimed now has its block.
+  // Lock-free: true if the numbered blocks reach the one holding the last
+  // position a permit in use can be given (provisioning.h), so that a
+  // position claimed now has its block.
   static bool provisioned(const ChannelState& state, std::uint32_t block_slots) noexcept {
-    return state.covers(block_tag(place(state.last_position_bound(), block_slots).block_number));
+    const std::uint64_t last = Provisioning::last_position_bound(state);
+    return state.blocks().covers(block_tag(place(last, block_slots).block_number));
   }
-  // Step 2b for a holder of fresh permits (a send, a reservation; by any
+  // Provisioning for a holder of fresh permits (a send, a reservation; by any
   // path: the lock-free CAS, the queue, a notifier's grant): makes sure the
   // blocks exist for every position they can be given, before any is
   // claimed. False if an
@@ -78,22 +82,25 @@ struct ChannelOps {
   // kNoMemory. Lock-free unless a block must be numbered (once per block).
   static bool provide(ChannelState& state) noexcept {
     const std::uint32_t block_slots = slots(state);
-    return provisioned(state, block_slots) || state.provide(layout(state, block_slots));
+    return provisioned(state, block_slots) ||
+           Provisioning::provide(state, layout(state, block_slots));
   }
 
-  // Steps 3-6. The caller holds a provided permit (see provide), which this
+  // Claims a position, finds its block, moves the value in and publishes
+  // it, then tells the receiver. The caller holds a provided permit (see provide), which this
   // consumes into a queued message; cannot fail. Never blocks on the
   // channel's bound; takes the list lock only when the slot's block is not
   // the tail.
   static void push(ChannelState& state, T&& value) noexcept {
     const std::uint32_t block_slots = slots(state);
-    const std::uint64_t position = state.claim_position();  // step 3
+    BlockList& blocks = state.blocks();
+    const std::uint64_t position = blocks.claim_position();
     const auto [number, slot] = place(position, block_slots);
-    BlockHeader* block = state.tail_if_numbered(block_tag(number));                      // step 4
-    if (block == nullptr) block = state.open_block(number, layout(state, block_slots));  // step 5
+    BlockHeader* block = blocks.tail_if_numbered(block_tag(number));  // lock-free
+    if (block == nullptr) block = blocks.open_block(number, layout(state, block_slots));
     ::new (static_cast<void*>(Shape::slot(block, slot))) T(std::move(value));
     // seq_cst: its release half publishes the value to the receiver's load
-    // in try_take; seq_cst orders it before notify_receiver's load (step 6).
+    // in try_take; seq_cst orders it before ReceiverSignal::notify's load.
     block->ready.fetch_or(std::uint32_t{1} << slot, std::memory_order_seq_cst);
     state.notify_receiver();
   }
@@ -102,13 +109,13 @@ struct ChannelOps {
   // reads nothing from the shared control line but what it must: the next
   // position, the head block it reads (refreshed whenever the receiver
   // itself changes it, or finds it missing), the slots per block, and the
-  // two facts step 10 asks: whether the channel keeps no block (a
+  // two facts release_when_empty asks: whether the channel keeps no block (a
   // constant, asked after nearly every message when the receiver keeps up)
   // and whether there is a spare to free (BlockList::spare_to_free, asked
   // when the receiver finds the channel empty). Only the receiver sets or
   // clears that flag (under the list lock, in its own calls), so a copy
-  // refreshed after each of those calls is always exact. Step 10 thus
-  // reads the shared line only when it may free something.
+  // refreshed after each of those calls is always exact. release_when_empty
+  // thus reads the shared line only when it may free something.
   // (Reading it, even a constant, after every message cost a producer that
   // keeps writing the same line about a quarter of its throughput:
   // docs/notebook/2026-11-30-results.md.)
@@ -126,41 +133,46 @@ struct ChannelOps {
   // (advance_head, finish_block, release_spares, release_if_drained). The
   // flag's line was just written by this thread under the lock.
   static void refresh_spare(const ChannelState& state, Cursor& cursor) noexcept {
-    cursor.spare_to_free = state.spare_to_free();
+    cursor.spare_to_free = state.blocks().spare_to_free();
   }
 
-  // Steps 7-8. Receiver thread only. The block holding the receiver's next
+  // Receiver thread only. The block holding the receiver's next
   // position, advancing the head to it if needed; null if that block is not
   // there yet (nothing claimed, or its sender has not opened it).
   static BlockHeader* locate(ChannelState& state, Cursor& cursor) noexcept {
     const auto [number, slot] = place(cursor.index, cursor.slots);
     BlockHeader* block = cursor.head;
     // acquire: pairs with the release renumbering of a block reused in place
-    // (step 5c), so the zeroed ready bits are seen before the new ones.
+    // (BlockList::extend_locked), so the zeroed ready bits are seen before
+    // the new ones.
     if (block != nullptr && block->tag(std::memory_order_acquire) == block_tag(number)) {
       return block;
     }
     // Nothing claimed past the index: nothing to take, and no lock needed.
-    // (A claim that races this load is seen by the re-check of step 11.)
-    if (cursor.index == state.tail_position()) return nullptr;
-    block = state.advance_head(number, layout(state, cursor.slots));  // step 8
-    cursor.head = block != nullptr ? block : state.head();
+    // (A claim that races this load is seen by the re-check after the
+    // receiver announces a wait.)
+    BlockList& blocks = state.blocks();
+    if (cursor.index == blocks.tail_position()) return nullptr;
+    const BlockLayout block_layout = layout(state, cursor.slots);
+    block = blocks.advance_head(number, block_layout, state.keep(block_layout),
+                                state.semaphore().word());
+    cursor.head = block != nullptr ? block : blocks.head();
     refresh_spare(state, cursor);
     return block;
   }
 
   // True if the receiver's next message is published (not merely claimed).
-  // Receiver thread only; the re-check after arming its notifier (step 12).
+  // Receiver thread only; the re-check after arming its notifier.
   static bool is_published(ChannelState& state, Cursor& cursor) noexcept {
     BlockHeader* block = locate(state, cursor);
     if (block == nullptr) return false;
     const std::uint32_t slot = place(cursor.index, cursor.slots).slot;
     // seq_cst: the re-check after arming (Dekker with push's fetch_or and
-    // its load of rx_event).
+    // its load of the receiver's signal word).
     return (block->ready.load(std::memory_order_seq_cst) & (std::uint32_t{1} << slot)) != 0;
   }
 
-  // Step 7. Receiver thread only. Moves the next message into `out` (which
+  // Receiver thread only. Moves the next message into `out` (which
   // must be empty; T need not be assignable) if it is published.
   static bool try_take(ChannelState& state, Cursor& cursor, std::optional<T>& out) noexcept {
     const std::uint64_t index = cursor.index;
@@ -169,7 +181,7 @@ struct ChannelOps {
     BlockHeader* block = locate(state, cursor);
     if (block == nullptr) return false;
     // seq_cst: acquire pairs with push's fetch_or (the value is visible);
-    // seq_cst makes this the re-check of step 11 after announcing a wait.
+    // seq_cst makes this the re-check after announcing a wait.
     const std::uint32_t bits = block->ready.load(std::memory_order_seq_cst);
     if ((bits & (std::uint32_t{1} << slot)) == 0) return false;
     T* stored = std::launder(Shape::slot(block, slot));
@@ -179,36 +191,37 @@ struct ChannelOps {
     const bool last_slot = slot == block_slots - 1;
     bool wanted = false;
     if (last_slot) {
-      // Step 9, which also gives back the block's permits.
-      cursor.head = state.finish_block(number, layout(state, block_slots));
+      // Which also gives back the block's permits.
+      cursor.head = GiveBack::finish_block(state, number, layout(state, block_slots));
       refresh_spare(state, cursor);
     } else {
       // The slot's permit is not given back now: it is counted in the
       // block's header, a line this thread already reads and senders write
-      // only while the receiver shares their block (ChannelState::
-      // give_back_taken). release: a list-lock holder that reads the count
-      // (acquire) and publishes the positions as given back also publishes
-      // their claims (last_position_bound). The RMW returns the want bit:
+      // only while the receiver shares their block (give_back.h). release:
+      // a list-lock holder that reads the count (acquire) and publishes the
+      // positions as given back also publishes their claims
+      // (Provisioning::last_position_bound). The RMW returns the want bit:
       // a sender that raised it before this add waits for this permit.
-      wanted = (block->number.fetch_add(kConsumedUnit, std::memory_order_release) & kWantBit) != 0;
+      wanted =
+          BlockNumber::wanted(block->number.fetch_add(kConsumedUnit, std::memory_order_release));
     }
-    // Step 10 under Retention::kKeepNone: the take that drains the channel
+    // Under Retention::kKeepNone the take that drains the channel
     // frees its blocks. The next slot's bit (already read, from this block's
     // line) is checked first, so a deep queue never reads the shared words.
     // (After a block's last slot, finish_block did it.) The spares of the
     // other policies go when the receiver finds the channel empty
     // (release_when_empty), not at every momentary drain.
     if (cursor.keeps_none && !last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
-        index + 1 == state.tail_position()) {
+        index + 1 == state.blocks().tail_position()) {
       (void)release_if_drained(state, cursor);
     }
     // A sender waits: the permits go back now (after the block work, as
     // finish_block's: keeps the ceil(C/b)+1 bound).
-    if (wanted) state.give_back_taken();
+    if (wanted) GiveBack::give_back_taken(state);
     return true;
   }
 
-  // Step 10. Receiver thread only, when it found nothing to take and is
+  // Receiver thread only, when it found nothing to take and is
   // about to say so or to wait (try_recv's kEmpty or kDisconnected,
   // arm_notifier's false, a blocking receive that stops watching): if
   // nothing is claimed past its index, frees the spare blocks beyond what a
@@ -226,15 +239,16 @@ struct ChannelOps {
   // only when no permit is out (kKeepNone: two shared loads, and the lock
   // only when a block is there).
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
+    BlockList& blocks = state.blocks();
     if (cursor.keeps_none) {
-      if (cursor.index == state.tail_position() && state.head() != nullptr) {
+      if (cursor.index == blocks.tail_position() && blocks.head() != nullptr) {
         (void)release_if_drained(state, cursor);
       }
       return;
     }
-    const bool numbered_past = state.tail_block() != cursor.head;
+    const bool numbered_past = blocks.tail_block() != cursor.head;
     if (!cursor.spare_to_free && !numbered_past) return;
-    if (cursor.index != state.tail_position()) return;
+    if (cursor.index != blocks.tail_position()) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
     if (numbered_past) {
       // Blocks are numbered past the receiver's with nothing claimed in
@@ -242,14 +256,14 @@ struct ChannelOps {
       // reservation), or that are still held. With none held (looked at
       // first without the lock), they become spares and what a drain does
       // not keep is freed, so a drain keeps what its policy says.
-      if (!state.permits_out_beyond_owed(cursor.index)) {
-        (void)state.release_unused_numbered(cursor.index, block_layout);
+      if (!GiveBack::permits_out_beyond_owed(state, cursor.index)) {
+        (void)GiveBack::release_unused_numbered(state, cursor.index, block_layout);
       }
-      cursor.head = state.head();
+      cursor.head = blocks.head();
       refresh_spare(state, cursor);
     }
     if (!cursor.spare_to_free) return;
-    (void)state.release_spares(block_layout, state.drained_spares(block_layout));
+    (void)blocks.release_spares(block_layout, state.keep(block_layout).drained_spares);
     refresh_spare(state, cursor);
   }
 
@@ -260,8 +274,9 @@ struct ChannelOps {
   // moved to. Returns the blocks freed.
   static std::size_t release_if_drained(ChannelState& state, Cursor& cursor) noexcept {
     std::size_t freed = 0;
-    cursor.index = state.release_if_drained(cursor.index, layout(state, cursor.slots), freed);
-    cursor.head = state.head();  // the block it cached may be gone
+    cursor.index =
+        GiveBack::release_if_drained(state, cursor.index, layout(state, cursor.slots), freed);
+    cursor.head = state.blocks().head();  // the block it cached may be gone
     refresh_spare(state, cursor);
     return freed;
   }
@@ -271,8 +286,8 @@ struct ChannelOps {
   // receiver cleared the ready bits of what it consumed (forget_consumed),
   // so every set bit is a message still queued.
   static void destroy(ChannelState* state) noexcept {
-    const BlockHeader* tail = state->tail_block();
-    for (BlockHeader* block = state->head(); block != nullptr;
+    const BlockHeader* tail = state->blocks().tail_block();
+    for (BlockHeader* block = state->blocks().head(); block != nullptr;
          block = block == tail ? nullptr : block->next) {
       std::uint32_t bits = block->ready.load(std::memory_order_relaxed);
       while (bits != 0) {
@@ -295,11 +310,11 @@ struct ChannelOps {
     if (block != nullptr && block->tag(std::memory_order_relaxed) == block_tag(number)) {
       return (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0;
     }
-    return state.tail_position() != cursor.index;
+    return state.blocks().tail_position() != cursor.index;
   }
 
   static void release_handle(ChannelState* state) noexcept {
-    if (state->remove_handle()) destroy(state);
+    if (state->lifetime().remove_handle()) destroy(state);
   }
 };
 

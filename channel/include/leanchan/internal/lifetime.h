@@ -37,9 +37,10 @@ class Lifetime {
   }
   // True for the last sender (the caller then tells the receiver).
   // seq_cst: releases this sender's sends to the receiver's end check and
-  // orders before the caller's load of the receiver's signal (step 11).
+  // orders before the caller's load of the receiver's signal
+  // (ReceiverSignal::notify).
   bool remove_sender() noexcept { return senders_.fetch_sub(1, std::memory_order_seq_cst) == 1; }
-  // seq_cst: part of the receiver's end check (step 11).
+  // seq_cst: part of the receiver's end check (Ending::is_finished).
   std::uint32_t senders() const noexcept { return senders_.load(std::memory_order_seq_cst); }
 
   void add_handle() noexcept {

@@ -2,7 +2,7 @@
 // leanchan/internal/receiver_signal.h: how senders tell the receiver that
 // something happened (a message published, the last sender gone, a permit
 // dropped): by waking it if it sleeps, or by firing its notifier if one is
-// armed (docs/design.md steps 6, 11-14).
+// armed (docs/design.md "Receiving" and "Readiness").
 //
 // One 32-bit word, `event_` (futex word of the sleeping receiver):
 //   0 idle            nobody to tell
@@ -22,10 +22,9 @@
 #ifndef LEANCHAN_INTERNAL_RECEIVER_SIGNAL_H_
 #define LEANCHAN_INTERNAL_RECEIVER_SIGNAL_H_
 
-#include "leanchan/export.h"
-
 #include <cstdint>
 
+#include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/waiter_queue.h"
@@ -34,18 +33,18 @@ namespace leanchan::internal {
 
 class LEANCHAN_API ReceiverSignal {
  public:
-  // A sender, after its publishing RMW (step 6): wakes the sleeping
+  // A sender, after its publishing RMW: wakes the sleeping
   // receiver or fires the armed notifier (found first in `waiters`).
   void notify(const WaiterQueue& waiters) noexcept;
 
   // Receiver side.
-  // Step 11: announce a sleep (disarming the notifier first); the caller
-  // then re-checks and sleeps until notified or `deadline` (false: timed out).
+  // Announce a sleep (disarming the notifier first); the caller then
+  // re-checks and sleeps until notified or `deadline` (false: timed out).
   void announce_wait() noexcept;
   bool sleep(const Deadline* deadline) noexcept;
-  // Step 12: arm; the caller then re-checks and cancels if it finds
-  // something. Step 14: disarm (true if an arming was cancelled before it
-  // fired; when it returns, no callback runs).
+  // Arm; the caller then re-checks and cancels if it finds something.
+  // Disarm: true if an arming was cancelled before it fired; when it
+  // returns, no callback runs.
   void arm() noexcept;
   void cancel_arming() noexcept;
   bool disarm() noexcept;

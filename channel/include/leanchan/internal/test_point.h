@@ -25,7 +25,7 @@ enum class TestPoint {
   // settle_locked: waiters were granted slots under the list lock; the
   // permit word has not been updated yet.
   kHandOffDecided,
-  // lock_list: the list lock was just taken (tests count the acquisitions
+  // ListLock::lock: the list lock was just taken (tests count the acquisitions
   // a workload makes).
   kListLocked,
   // Permits go back to the bound (or to waiting senders): release_permits,

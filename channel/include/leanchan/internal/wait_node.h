@@ -75,8 +75,9 @@ struct ThreadWaitNode {
   WaitNode node;
   std::uint32_t wanted = 0;
   std::uint32_t needed = 0;
-  void* value = nullptr;        // send only: the T to move in
-  PushFunction push = nullptr;  // send only
+  void* value = nullptr;            // send only: the T to move in
+  PushFunction push = nullptr;      // send only
+  ChannelState* channel = nullptr;  // send only: push's first argument
 };
 
 // A waiter for the channel's close (Sender::closed and its awaitable).

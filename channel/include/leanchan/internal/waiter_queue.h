@@ -8,8 +8,9 @@
 //     ^------------------------------------------------------------------------------'
 //
 // - The receive notifier, when attached, is always first, so a sender that
-//   fires it finds it with one load and no lock (while rx_event says
-//   "firing" it cannot be detached; see ChannelState::fire_receive_node).
+//   fires it finds it with one load and no lock (while the receiver's
+//   signal word says "firing" it cannot be detached; see
+//   ReceiverSignal::fire).
 // - At most one closed watcher is in the ring; the others hang off it in
 //   their own ring (ClosedWatchNode::group_*).
 // - Waiting senders (notifiers, threads, coroutines) follow, oldest first:
@@ -21,7 +22,6 @@
 #define LEANCHAN_INTERNAL_WAITER_QUEUE_H_
 
 #include "leanchan/export.h"
-
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/wait_node.h"
 

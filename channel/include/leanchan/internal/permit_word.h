@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// leanchan/internal/bound.h: the bound of a channel, one 32-bit word that
-// every send and receive touches (docs/design.md steps 1-2, "The waiter
-// queue"). Part of the 64-byte control block (channel_state.h).
+// leanchan/internal/permit_word.h: the permit word, the one 32-bit word that
+// bounds a channel and that every send touches (docs/design.md "Sending" and
+// "The waiter queue"). Part of the waiting layer (semaphore.h).
 //
 //   bits [31..3] slots in use: queued messages, outstanding permits, and
 //                slots already handed to waiting senders
@@ -18,15 +18,14 @@
 // - Bit 0 is never cleared.
 //
 // This type holds the word and its operations; the protocol that moves
-// slots to waiters (hand-off, cancellation, close) is the control block's,
-// in src/bound.cc, because it also touches the waiter queue and the lock.
-#ifndef LEANCHAN_INTERNAL_BOUND_H_
-#define LEANCHAN_INTERNAL_BOUND_H_
-
-#include "leanchan/export.h"
+// slots to waiters (hand-off, cancellation, close) is the Semaphore's,
+// which owns this word, the capacity and the waiter queue.
+#ifndef LEANCHAN_INTERNAL_PERMIT_WORD_H_
+#define LEANCHAN_INTERNAL_PERMIT_WORD_H_
 
 #include <cstdint>
 
+#include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
@@ -34,10 +33,10 @@ namespace leanchan::internal {
 // kSent: the waiting sender's value was already moved into the channel by
 // the thread that handed it the slot (send only; see ThreadWaitNode).
 // kNoMemory: the permits were given, but a block they need could not be
-// allocated, so they were given back (ChannelState::provide).
+// allocated, so they were given back (Provisioning::provide).
 enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent, kNoMemory };
 
-class LEANCHAN_API Bound {
+class LEANCHAN_API PermitWord {
  public:
   static constexpr std::uint32_t kClosedBit = 1;
   static constexpr std::uint32_t kSendersWaitBit = 2;
@@ -57,7 +56,7 @@ class LEANCHAN_API Bound {
       // happens before the next holder's block work (see try_acquire).
       // seq_cst: a dropped permit then loads the receiver's signal, and the
       // receiver announces its wait before reading this word in is_finished
-      // (Dekker, step 11).
+      // (Dekker: ReceiverSignal::announce_wait, then Ending::is_finished).
       if (word_.compare_exchange_weak(word, word - count * kUsedUnit, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
         return true;
@@ -73,14 +72,15 @@ class LEANCHAN_API Bound {
     // acquire: pairs with close()'s fetch_or; only a flag, no data rides on it.
     return (word_.load(std::memory_order_acquire) & kClosedBit) != 0;
   }
-  // The receiver's end check (step 11): seq_cst, as its re-check.
+  // The receiver's end check (Ending::is_finished): seq_cst, as its re-check
+  // after announcing a wait.
   std::uint32_t load_for_end_check() const noexcept {
     return word_.load(std::memory_order_seq_cst);
   }
   // Sets the closed bit; returns the word before. seq_cst: pairs with the
   // receiver's end check; one RMW both closes and reads the waiting bits.
   std::uint32_t close() noexcept { return word_.fetch_or(kClosedBit, std::memory_order_seq_cst); }
-  // Slots in use now. seq_cst: the provisioning check (block_list.h) is a
+  // Slots in use now. seq_cst: the provisioning check (provisioning.h) is a
   // Dekker pair: a permit holder's acquiring RMW, then its load of the
   // published block count; the receiver's publication of a lower count,
   // then this load. One of the two sees the other.
@@ -153,8 +153,8 @@ class LEANCHAN_API Bound {
   Atomic<std::uint32_t> word_{0};
 };
 
-static_assert(sizeof(Bound) == 4, "leanchan: the bound is one word");
+static_assert(sizeof(PermitWord) == 4, "leanchan: the permit word is one word");
 
 }  // namespace leanchan::internal
 
-#endif  // LEANCHAN_INTERNAL_BOUND_H_
+#endif  // LEANCHAN_INTERNAL_PERMIT_WORD_H_

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+// leanchan/internal/semaphore.h: the waiting layer. The permit word that
+// bounds the channel, its capacity, and the FIFO queue of waiters, with
+// every protocol that moves slots between them: acquiring (watch, queue,
+// await), handing freed slots to the oldest waiters, cancellation that
+// passes a grant on, close, and the closed watchers (docs/design.md "The
+// waiter queue"). Part of the 64-byte control block (channel_state.h).
+//
+// It knows nothing of blocks or of the receiver. The list lock it shares
+// with the block list is passed in (`const ListLock&`), and functions that
+// need it held take the proof (`const Locked&`). What must happen under
+// that lock before a sender queues (collecting the permits the receiver
+// owes: give_back.h) is the caller's, passed in as a BeforeQueue.
+//
+// Invariants: see permit_word.h (the waiting bits change only under the
+// list lock, with the links they describe; while a sender waits no slot is
+// free) and waiter_queue.h (the ring's order).
+#ifndef LEANCHAN_INTERNAL_SEMAPHORE_H_
+#define LEANCHAN_INTERNAL_SEMAPHORE_H_
+
+#include <cstdint>
+
+#include "leanchan/export.h"
+#include "leanchan/internal/futex.h"
+#include "leanchan/internal/list_lock.h"
+#include "leanchan/internal/permit_word.h"
+#include "leanchan/internal/wait_node.h"
+#include "leanchan/internal/waiter_queue.h"
+#include "leanchan/status.h"
+
+namespace leanchan::internal {
+
+// What the channel does under the list lock just before a sender queues
+// (GiveBack::collect_owed_locked: the permits the receiver owes go back,
+// and the want bit goes up on its block in the same step).
+struct BeforeQueue {
+  void (*run)(void* context, const Locked& held) noexcept;
+  void* context;
+};
+
+class LEANCHAN_API Semaphore {
+ public:
+  explicit Semaphore(std::uint32_t capacity) noexcept : capacity_(capacity) {}
+  Semaphore(const Semaphore&) = delete;
+  Semaphore& operator=(const Semaphore&) = delete;
+
+  std::uint32_t capacity() const noexcept { return capacity_; }
+  const PermitWord& word() const noexcept { return word_; }
+  const WaiterQueue& waiters() const noexcept { return waiters_; }
+  bool is_closed() const noexcept { return word_.is_closed(); }
+  // Bit "senders wait", exact under the list lock, a hint elsewhere.
+  bool senders_wait() const noexcept { return word_.senders_wait(); }
+  std::uint32_t free_slots() const noexcept { return word_.free_slots(capacity_); }
+
+  // ---- Acquiring --------------------------------------------------------------
+  // Takes `count` slots if they are free and nobody waits. Lock-free.
+  PermitOutcome try_acquire(std::uint32_t count) noexcept {
+    return word_.try_acquire(count, capacity_);
+  }
+  // Takes `waiter.wanted` slots, waiting in the FIFO queue while they are
+  // not there, until `deadline` (null: forever): watches the word briefly
+  // (kFullBoundWatch), then, under the lock, runs `before_queue` and queues;
+  // the first in line watches its node (kFirstWaiterWatch) before it sleeps.
+  // kAcquired, kSent (a sender's waker moved its value in: ThreadWaitNode),
+  // kClosed, or kTimedOut (its partial grant, wanted - needed slots, then
+  // went to the next waiter).
+  PermitOutcome acquire(ThreadWaitNode& waiter, const Deadline* deadline, const ListLock& lock,
+                        const BeforeQueue& before_queue) noexcept;
+
+  // ---- Giving slots back ------------------------------------------------------
+  // `count` slots back: to the free count if nobody waits (lock-free), else
+  // to the waiting senders, oldest first, under the lock.
+  void release(std::uint32_t count, const ListLock& lock) noexcept;
+  // Under the lock: hands `count` freed slots to the queue, oldest sender
+  // first; what is left goes to the free count. The senders granted are
+  // chained on `woken` (empty before), to be woken after the unlock (wake).
+  // Returns a queued thread waiter to nudge (now first in line), or null.
+  WaitNode* settle_locked(const Locked& held, std::uint32_t count, WaitNode*& woken) noexcept;
+  // After the unlock: wakes what settle_locked granted, and nudges `next`.
+  void wake(WaitNode* woken, WaitNode* next) noexcept;
+
+  // ---- Send notifiers (kSend nodes) --------------------------------------------
+  // kHoldsSlot if the node holds a grant, kArmed if it is queued already;
+  // else, under the lock, after `before_queue`: kRoom or kClosed without
+  // queueing if a slot is free now (and nobody waits) or the channel is
+  // closed, or it queues the node (one-shot) and returns kArmed.
+  RoomStatus arm_send(WaitNode* node, const ListLock& lock,
+                      const BeforeQueue& before_queue) noexcept;
+  enum class Cancelled : std::uint8_t {
+    kUnqueued,    // it was queued and had not fired: now it is not
+    kNotQueued,   // nothing to cancel (idle, or fired without a grant)
+    kGrantTaken,  // it had fired with a grant: the caller now owns one permit
+  };
+  Cancelled cancel_send(WaitNode* node, const ListLock& lock) noexcept;
+  // Redeems the slot a fired node holds (the caller then owns one permit).
+  static bool take_grant(WaitNode* node) noexcept;
+
+  // ---- Close and the closed watchers -------------------------------------------
+  // Sets the closed bit and wakes every waiting sender and closed watcher
+  // (their partial grants go back to the free count).
+  void close(const ListLock& lock) noexcept;
+  // True if closed already (not linked); else links it, to fire on close.
+  bool watch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
+  // True if it was still linked (when it returns, a firing has ended).
+  bool unwatch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
+  // A thread waits for close until `deadline`; false on timeout.
+  bool wait_closed(const Deadline* deadline, const ListLock& lock) noexcept;
+
+  // ---- The receive notifier's place in the ring ---------------------------------
+  void attach_receive_locked(const Locked&, WaitNode* node) noexcept {
+    waiters_.attach_receive(node);
+  }
+  void detach_receive_locked(const Locked&) noexcept { waiters_.detach_receive(); }
+
+ private:
+  // Waits until `node` has left the firing phases (its waker is done).
+  static std::uint32_t await_firing(WaitNode* node) noexcept;
+  // A queued thread waiter waits for its outcome (await_outcome's loop);
+  // on a deadline, it leaves the queue or waits for the outcome on its way.
+  PermitOutcome await(ThreadWaitNode& waiter, bool first_in_line, const Deadline* deadline,
+                      const ListLock& lock) noexcept;
+  static void mark_firing(WaitNode* node, std::uint32_t grant) noexcept;
+  static void finish_firing(WaitNode* node) noexcept;
+
+  PermitWord word_;
+  const std::uint32_t capacity_;
+  WaiterQueue waiters_;
+};
+
+static_assert(sizeof(Semaphore) == 16,
+              "leanchan: the waiting layer is the permit word, the capacity and the ring");
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_SEMAPHORE_H_

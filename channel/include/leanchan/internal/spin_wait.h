@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+// leanchan/internal/spin_wait.h: the one way the channel waits. A waiter
+// first watches the word it waits on for a bounded budget (looks separated
+// by processor pauses, then by yields), and only then sleeps on it (a futex
+// wait, or whatever the caller's sleep step does). Every wait in the channel
+// (and the baseline's) is an instance of spin_then_sleep or of its watching
+// half, watch, with one of the budgets below.
+#ifndef LEANCHAN_INTERNAL_SPIN_WAIT_H_
+#define LEANCHAN_INTERNAL_SPIN_WAIT_H_
+
+#include "leanchan/internal/atomic.h"
+
+namespace leanchan::internal {
+
+// How long a waiter watches before it sleeps: `pauses` looks, separated by
+// processor pauses that double from 1 up to `max_pause` between looks (1: a
+// plain spin), then `yields` looks separated by a yield of the thread. Under
+// the explorer each count is at most 2 (spin_budget): every look is a
+// scheduling point there.
+struct SpinBudget {
+  int pauses = 0;
+  int yields = 0;
+  int max_pause = 1;
+  constexpr int looks() const noexcept { return pauses + yields; }
+};
+
+constexpr SpinBudget spin_budget_of(int pauses, int yields = 0, int max_pause = 1) noexcept {
+  return {spin_budget(pauses), spin_budget(yields), max_pause};
+}
+
+// The channel's budgets, in one place (docs/design.md, "Waiting").
+// The list lock: a holder keeps it for a few hundred nanoseconds.
+inline constexpr SpinBudget kListLockWatch = spin_budget_of(64);
+// A sender that finds its block's list locked, before it queues on the lock
+// (queueing would put every sender of the block to sleep).
+inline constexpr SpinBudget kOpenBlockWatch = spin_budget_of(256);
+// A sender that finds the bound full, before it takes its place in line:
+// pauses only (a yield before queueing could lose slot after slot to
+// try_send callers).
+inline constexpr SpinBudget kFullBoundWatch = spin_budget_of(64);
+// The first sender in line, watching its node for the hand-off before it
+// sleeps (and again whenever it is nudged to the front).
+inline constexpr SpinBudget kFirstWaiterWatch = spin_budget_of(64, 16);
+// The receiver before it sleeps: doubling pauses, 1 + 2 + ... + 64 and then
+// 64 each, then yields.
+inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
+// Looks after which the receiver's watch also asks whether the channel has
+// ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
+// longer than a sender that keeps up takes between two messages.
+inline constexpr int kReceiverEndCheckAfter = spin_budget(4);
+// Waiting for a notifier's callback (or a waker's last step) to end: they
+// are short, and run on another core.
+inline constexpr SpinBudget kCallbackWatch = spin_budget_of(256);
+
+// Looks at ready() within `budget`; true as soon as it returns true, false
+// when the budget is spent (zero looks for an empty budget).
+template <class Ready>
+bool watch(const SpinBudget& budget, Ready&& ready) noexcept {
+  int pauses = 1;
+  for (int look = 0; look < budget.looks(); ++look) {
+    if (ready()) return true;
+    if (look < budget.pauses) {
+      for (int i = 0; i < pauses; ++i) cpu_relax();
+      pauses = pauses < budget.max_pause ? pauses * 2 : budget.max_pause;
+    } else {
+      yield_thread();
+    }
+  }
+  return false;
+}
+
+// What a sleep step reports: look again (woken, or nothing to sleep on),
+// watch again with the second budget (woken to watch: a nudge), or give up
+// (a deadline passed).
+enum class Slept { kLookAgain, kWatchAgain, kGiveUp };
+
+// The spin-then-sleep loop: watches with `first`; then looks once more and,
+// while ready() is false, calls sleep(), which blocks until the word may
+// have changed. True once ready() returns true; false if sleep() gives up.
+// ready() must be cheap and may be called after a spurious wake-up.
+template <class Ready, class Sleep>
+bool spin_then_sleep(const SpinBudget& first, const SpinBudget& again, Ready&& ready,
+                     Sleep&& sleep) noexcept {
+  for (const SpinBudget* budget = &first;; budget = &again) {
+    if (watch(*budget, ready)) return true;
+    for (;;) {
+      if (ready()) return true;
+      const Slept slept = sleep();
+      if (slept == Slept::kGiveUp) return false;
+      if (slept == Slept::kWatchAgain) break;
+    }
+  }
+}
+
+template <class Ready, class Sleep>
+bool spin_then_sleep(const SpinBudget& budget, Ready&& ready, Sleep&& sleep) noexcept {
+  return spin_then_sleep(budget, budget, ready, sleep);
+}
+
+}  // namespace leanchan::internal
+
+#endif  // LEANCHAN_INTERNAL_SPIN_WAIT_H_

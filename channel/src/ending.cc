@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// How a channel ends (leanchan/internal/ending.h).
+#include "leanchan/internal/ending.h"
+
+#include "leanchan/internal/give_back.h"
+#include "leanchan/internal/spin_wait.h"
+
+namespace leanchan::internal {
+
+bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noexcept {
+  // Senders first: once it reads 0 no reservation can ever be made again, so
+  // a zero use count read afterwards is final. (Read the other way round, a
+  // sender could reserve, send and leave between the two loads.)
+  // seq_cst: these loads are the receiver's re-check after announcing a
+  // wait (ReceiverSignal::announce_wait) and pair with remove_sender's and
+  // the permit word's releasing RMWs.
+  // Slots in use may be the receiver's own takes not given back yet: when
+  // that decides, they go back first (under the lock, so no giver is half
+  // way), and the word is read again. Nothing is owed when the returned
+  // position is the receiver's (`receiver_index`): no lock then. (A stale
+  // read of it is older, hence smaller: never a false "nothing owed".)
+  const bool senderless = state.lifetime_.senders() == 0;
+  std::uint32_t word = state.semaphore_.word().load_for_end_check();
+  if (!senderless && (word & PermitWord::kClosedBit) == 0) return false;
+  if (PermitWord::used_of(word) == 0) return true;
+  // relaxed: see above; written under the lock.
+  if (state.returned_low_.load(std::memory_order_relaxed) ==
+      static_cast<std::uint16_t>(receiver_index)) {
+    return false;
+  }
+  GiveBack::give_back_taken(state);
+  word = state.semaphore_.word().load_for_end_check();
+  return PermitWord::used_of(word) == 0;
+}
+
+bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* context),
+                           const void* context, std::uint64_t receiver_index) noexcept {
+  // Doubling pauses between looks, then yields: watching shared lines in a
+  // tight loop would slow the very sender being waited for.
+  int look = 0;
+  bool found = false;
+  (void)watch(kReceiverWatch, [&] {
+    found = ready(context);
+    if (found) return true;
+    return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);
+  });
+  return found;
+}
+
+}  // namespace leanchan::internal

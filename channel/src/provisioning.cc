@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// Allocation before the claim (leanchan/internal/provisioning.h).
+#include "leanchan/internal/provisioning.h"
+
+namespace leanchan::internal {
+
+bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexcept {
+  // Under the lock the bound is computed afresh, and exactly: the returned
+  // position and the receiver's block word move only under the lock, so
+  // returned_position rebuilds it exactly. GiveBack::release_if_drained
+  // (the only free of a block at or after the returned position) waits for
+  // the lock too.
+  BlockList& blocks = state.blocks_;
+  const Locked held = blocks.lock();
+  const std::uint32_t permits = state.semaphore_.word().permits_in_use();  // seq_cst, as above
+  const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
+  const std::uint64_t claimed = blocks.tail_position();
+  const std::uint64_t returned =
+      returned_position(low, claimed, blocks.receiver_tag_locked(held), layout.slots);
+  const std::uint64_t last = returned + permits - 1;
+  const bool ok = blocks.extend_locked(held, block_tag(last / layout.slots), layout,
+                                       state.semaphore_.senders_wait());
+  blocks.unlock(held);
+  return ok;
+}
+
+}  // namespace leanchan::internal
