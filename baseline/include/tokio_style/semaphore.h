@@ -28,6 +28,7 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/internal/spin_wait.h"
 
 namespace tokio_style {
 
@@ -36,23 +37,16 @@ enum class Acquire { kAcquired, kNoPermits, kClosed, kTimedOut };
 // How a blocked sender or receiver waits (see above and channel.h).
 enum class Waiting : std::uint8_t { kWatchThenSleep, kParkAtOnce };
 
-// Bounded watching with leanchan's schedule: `looks` looks separated by
-// pauses (cpu_relax) that double from 1 up to `max_pauses` (1: a plain
-// spin), then `yields` looks separated by yields; true as soon as done()
-// is. The waiting policy of Waiting::kWatchThenSleep, before a futex sleep.
+// Bounded watching with leanchan's schedule and its primitive
+// (leanchan/internal/spin_wait.h): `looks` looks separated by pauses that
+// double from 1 up to `max_pauses` (1: a plain spin), then `yields` looks
+// separated by yields, and a last look; true as soon as done() is. The
+// waiting policy of Waiting::kWatchThenSleep, before a futex sleep.
 template <class Done>
 bool watch(Done done, int looks, int max_pauses, int yields) noexcept {
-  int pauses = 1;
-  for (int look = 0; look < looks + yields; ++look) {
-    if (done()) return true;
-    if (look < looks) {
-      for (int i = 0; i < pauses; ++i) leanchan::internal::cpu_relax();
-      pauses = pauses < max_pauses ? pauses * 2 : max_pauses;
-    } else {
-      leanchan::internal::yield_thread();
-    }
-  }
-  return done();
+  return leanchan::internal::watch(leanchan::internal::SpinBudget{looks, yields, max_pauses},
+                                   done) ||
+         done();
 }
 
 // A small futex mutex (4 bytes), standing in for Rust's std Mutex: like it,
