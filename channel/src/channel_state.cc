@@ -95,23 +95,23 @@ void ChannelState::detach_receive_node() noexcept {
 }
 
 ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                                   std::pmr::memory_resource* resource) {
-  if (resource == nullptr) return new ChannelState(capacity, slots, retention, false);
+                                   std::pmr::memory_resource* resource, WaiterWatch watch) {
+  if (resource == nullptr) return new ChannelState(capacity, slots, retention, false, watch);
   void* memory =
       resource->allocate(sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
   auto* both = ::new (memory)
-      ChannelStateWithResource{ChannelState(capacity, slots, retention, true), resource};
+      ChannelStateWithResource{ChannelState(capacity, slots, retention, true, watch), resource};
   return &both->state;
 }
 
 ChannelState* ChannelState::try_create(std::uint32_t capacity, std::uint32_t slots,
-                                       Retention retention,
-                                       std::pmr::memory_resource* resource) noexcept {
+                                       Retention retention, std::pmr::memory_resource* resource,
+                                       WaiterWatch watch) noexcept {
   if (resource == nullptr) {
-    return new (std::nothrow) ChannelState(capacity, slots, retention, false);
+    return new (std::nothrow) ChannelState(capacity, slots, retention, false, watch);
   }
   try {
-    return create(capacity, slots, retention, resource);
+    return create(capacity, slots, retention, resource, watch);
   } catch (...) {
     return nullptr;  // what the resource threw: no memory for the control block
   }

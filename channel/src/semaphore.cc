@@ -38,6 +38,7 @@ std::uint32_t await_outcome(WaitNode& node, const SpinBudget& first, const SpinB
   Atomic<std::uint32_t>& word = node.state;
   std::uint32_t state = 0;
   const auto ready = [&] {
+    LEANCHAN_TEST_POINT(kThreadWaiterLooked);
     state = word.load(std::memory_order_acquire);
     return WaitNode::phase(state) == WaitNode::kIdle;
   };
@@ -50,6 +51,7 @@ std::uint32_t await_outcome(WaitNode& node, const SpinBudget& first, const SpinB
       }
       state |= WaitNode::kSleeping;
     }
+    LEANCHAN_TEST_POINT(kThreadWaiterSleeps);
     if (!futex_wait(word, state, deadline)) return Slept::kGiveUp;  // the deadline passed
     state = word.load(std::memory_order_acquire);
     // Nudged (the flag cleared: it is first in line now): watch again.
@@ -59,6 +61,19 @@ std::uint32_t await_outcome(WaitNode& node, const SpinBudget& first, const SpinB
     return Slept::kLookAgain;
   };
   return spin_then_sleep(first, nudged, ready, sleep) ? state : WaitNode::kQueued;
+}
+
+// The first waiter's budget under the channel's WaiterWatch option.
+const SpinBudget& first_waiter_budget(WaiterWatch watch) noexcept {
+  static constexpr SpinBudget kNone{};
+  static constexpr SpinBudget kLong =
+      spin_budget_of(4 * kFirstWaiterWatch.pauses, 4 * kFirstWaiterWatch.yields);
+  switch (watch) {
+    case WaiterWatch::kNone: return kNone;
+    case WaiterWatch::kLong: return kLong;
+    case WaiterWatch::kDefault: break;
+  }
+  return kFirstWaiterWatch;
 }
 
 }  // namespace
@@ -116,7 +131,7 @@ void Semaphore::finish_firing(WaitNode* node) noexcept {
 PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadline,
                                  const ListLock& lock, const BeforeQueue& before_queue) noexcept {
   const std::uint32_t count = waiter.wanted;
-  PermitOutcome outcome = word_.try_acquire(count, capacity_);
+  PermitOutcome outcome = word_.try_acquire(count, capacity());
   const bool expired = deadline != nullptr && *deadline <= std::chrono::steady_clock::now();
   // A full channel usually frees a slot within a receive or two: watch the
   // word briefly (pauses only, a few microseconds) before queueing. No
@@ -130,8 +145,8 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
     (void)watch(kFullBoundWatch, [&] {
       const std::uint32_t word = word_.peek();
       if ((word & PermitWord::kSendersWaitBit) != 0) return true;  // others queue: join them
-      if (PermitWord::used_of(word) + count <= capacity_ || (word & PermitWord::kClosedBit) != 0) {
-        outcome = word_.try_acquire(count, capacity_);
+      if (PermitWord::used_of(word) + count <= capacity() || (word & PermitWord::kClosedBit) != 0) {
+        outcome = word_.try_acquire(count, capacity());
       }
       return outcome != PermitOutcome::kFull;
     });
@@ -145,7 +160,7 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
   waiter.node.kind = WaitNode::Kind::kSendThread;
   const Locked held = lock.lock();
   before_queue.run(before_queue.context, held);
-  const PermitWord::Queueing queueing = word_.acquire_or_queue(count, capacity_);
+  const PermitWord::Queueing queueing = word_.acquire_or_queue(count, capacity());
   if (queueing.outcome != PermitOutcome::kFull) {
     lock.unlock(held);
     return queueing.outcome;
@@ -166,11 +181,11 @@ PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, const
                                const ListLock& lock) noexcept {
   const SpinBudget none{};
   const bool expired = deadline != nullptr && *deadline <= std::chrono::steady_clock::now();
-  const SpinBudget& nudged = expired ? none : kFirstWaiterWatch;
+  const SpinBudget& nudged = expired ? none : first_waiter_budget(first_waiter_watch());
   for (;;) {
     // Watch, then sleep, until the outcome is stored or the deadline passes.
     const std::uint32_t state =
-        await_outcome(waiter.node, first_in_line ? kFirstWaiterWatch : none, nudged, deadline);
+        await_outcome(waiter.node, first_in_line ? nudged : none, nudged, deadline);
     if (WaitNode::phase(state) == WaitNode::kIdle) {
       if ((state & WaitNode::kGrant) == 0) return PermitOutcome::kClosed;
       // The waker cleared `push` if it could not provide the blocks: the
@@ -342,7 +357,7 @@ RoomStatus Semaphore::arm_send(WaitNode* node, const ListLock& lock,
     // the first waiting layer counted armed notifiers outside the lock).
     const std::uint32_t word = word_.peek();
     if ((word & PermitWord::kClosedBit) != 0 ||
-        ((word & PermitWord::kSendersWaitBit) == 0 && PermitWord::used_of(word) < capacity_)) {
+        ((word & PermitWord::kSendersWaitBit) == 0 && PermitWord::used_of(word) < capacity())) {
       lock.unlock(held);
       return (word & PermitWord::kClosedBit) != 0 ? RoomStatus::kClosed : RoomStatus::kRoom;
     }
@@ -356,7 +371,7 @@ RoomStatus Semaphore::arm_send(WaitNode* node, const ListLock& lock,
   before_queue.run(before_queue.context, held);
   // Linking and the waiting bit change in one critical section, so a
   // release never sees one without the other.
-  if (word_.room_or_closed_else_mark_waiting(capacity_)) {
+  if (word_.room_or_closed_else_mark_waiting(capacity())) {
     // relaxed: a snapshot, as is_closed; a close after it is seen by the send.
     const bool closed = (word_.peek() & PermitWord::kClosedBit) != 0;
     lock.unlock(held);

@@ -109,7 +109,7 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
   internal::validate_retention(options.retention);
   auto* state = internal::ChannelState::create(
       static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
-      options.retention, options.memory);
+      options.retention, options.memory, options.first_waiter_watch);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
 // Why try_channel made no channel.
@@ -145,7 +145,7 @@ TryChannel<T, BlockSize> try_channel(std::size_t capacity, ChannelOptions option
   if (error != ChannelError::kOk) return {error, std::nullopt};
   auto* state = internal::ChannelState::try_create(
       static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
-      options.retention, options.memory);
+      options.retention, options.memory, options.first_waiter_watch);
   if (state == nullptr) return {ChannelError::kNoMemory, std::nullopt};
   return {ChannelError::kOk, std::pair{Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)}};
 }

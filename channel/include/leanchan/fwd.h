@@ -68,6 +68,14 @@ class Retention {
 inline constexpr Retention Retention::kKeepNone = Retention::keep(0);
 inline constexpr Retention Retention::kKeepOne = Retention::keep(1);
 
+// How long the first sender in line for a full channel watches for its
+// slot before it sleeps (docs/design.md "Waiting"). kDefault: 64 pauses,
+// then 16 yields (a hand-off to a watching sender costs no system call on
+// either side). kNone: it sleeps at once (no cycles burnt while it waits;
+// each hand-off then wakes it with a futex call). kLong: four times the
+// default, for a receiver that is often a little late.
+enum class WaiterWatch : std::uint8_t { kDefault, kNone, kLong };
+
 // How a channel is made (channel.h):
 //   channel<T>(1024, {.retention = Retention::kKeepNone, .memory = &pool});
 // `memory`: where the control block and every block come from. Null (the
@@ -80,6 +88,7 @@ inline constexpr Retention Retention::kKeepOne = Retention::keep(1);
 struct ChannelOptions {
   Retention retention = Retention::kKeepOne;
   std::pmr::memory_resource* memory = nullptr;
+  WaiterWatch first_waiter_watch = WaiterWatch::kDefault;
 };
 
 template <class T, std::size_t BlockSize = default_block_size<T>>

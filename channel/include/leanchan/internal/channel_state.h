@@ -48,10 +48,12 @@ class LEANCHAN_API ChannelState {
   // state). `slots`: the slots per block (1..32). Throws what the
   // allocation throws (std::bad_alloc).
   static ChannelState* create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                              std::pmr::memory_resource* resource);
+                              std::pmr::memory_resource* resource,
+                              WaiterWatch watch = WaiterWatch::kDefault);
   // As create, but null instead of throwing when the allocation fails.
   static ChannelState* try_create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                                  std::pmr::memory_resource* resource) noexcept;
+                                  std::pmr::memory_resource* resource,
+                                  WaiterWatch watch = WaiterWatch::kDefault) noexcept;
   // Frees it where it came from. The last handle only, blocks already freed.
   static void destroy(ChannelState* state) noexcept;
   // Where blocks (and this control block) come from; null: operator new.
@@ -167,9 +169,9 @@ class LEANCHAN_API ChannelState {
   PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline, void* value,
                                 ThreadWaitNode::PushFunction push) noexcept;
 
-  ChannelState(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-               bool has_resource) noexcept
-      : semaphore_(capacity),
+  ChannelState(std::uint32_t capacity, std::uint32_t slots, Retention retention, bool has_resource,
+               WaiterWatch watch) noexcept
+      : semaphore_(capacity, watch),
         kept_blocks_(static_cast<std::uint8_t>(retention.blocks())),
         shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0))) {}
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "leanchan/export.h"
+#include "leanchan/fwd.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/list_lock.h"
 #include "leanchan/internal/permit_word.h"
@@ -40,22 +41,28 @@ struct BeforeQueue {
 
 class LEANCHAN_API Semaphore {
  public:
-  explicit Semaphore(std::uint32_t capacity) noexcept : capacity_(capacity) {}
+  // `capacity` at most kMaxCapacity (2^24): the word's top two bits hold
+  // `watch`.
+  Semaphore(std::uint32_t capacity, WaiterWatch watch) noexcept
+      : capacity_(capacity | static_cast<std::uint32_t>(watch) << kWatchShift) {}
   Semaphore(const Semaphore&) = delete;
   Semaphore& operator=(const Semaphore&) = delete;
 
-  std::uint32_t capacity() const noexcept { return capacity_; }
+  std::uint32_t capacity() const noexcept { return capacity_ & kCapacityMask; }
+  WaiterWatch first_waiter_watch() const noexcept {
+    return static_cast<WaiterWatch>(capacity_ >> kWatchShift);
+  }
   const PermitWord& word() const noexcept { return word_; }
   const WaiterQueue& waiters() const noexcept { return waiters_; }
   bool is_closed() const noexcept { return word_.is_closed(); }
   // Bit "senders wait", exact under the list lock, a hint elsewhere.
   bool senders_wait() const noexcept { return word_.senders_wait(); }
-  std::uint32_t free_slots() const noexcept { return word_.free_slots(capacity_); }
+  std::uint32_t free_slots() const noexcept { return word_.free_slots(capacity()); }
 
   // ---- Acquiring --------------------------------------------------------------
   // Takes `count` slots if they are free and nobody waits. Lock-free.
   PermitOutcome try_acquire(std::uint32_t count) noexcept {
-    return word_.try_acquire(count, capacity_);
+    return word_.try_acquire(count, capacity());
   }
   // Takes `waiter.wanted` slots, waiting in the FIFO queue while they are
   // not there, until `deadline` (null: forever): watches the word briefly
@@ -122,7 +129,12 @@ class LEANCHAN_API Semaphore {
   static void mark_firing(WaitNode* node, std::uint32_t grant) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
 
+  static constexpr std::uint32_t kWatchShift = 30;
+  static constexpr std::uint32_t kCapacityMask = (std::uint32_t{1} << kWatchShift) - 1;
+  static_assert(kMaxCapacity <= kCapacityMask, "leanchan: the capacity shares its word");
+
   PermitWord word_;
+  // [29..0] the capacity | [31..30] the first waiter's watch (WaiterWatch)
   const std::uint32_t capacity_;
   WaiterQueue waiters_;
 };
