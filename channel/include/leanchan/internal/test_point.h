@@ -35,6 +35,11 @@ enum class TestPoint {
   // acquire_permits: a thread waiter is queued (its want bit raised) and
   // the list lock released; it has not started waiting yet.
   kSendThreadQueued,
+  // Semaphore::acquire's await: a queued thread waiter looked at its node's
+  // word for its outcome (once per look, watching or after a wake-up).
+  kThreadWaiterLooked,
+  // The same waiter is about to sleep on its word (a futex wait).
+  kThreadWaiterSleeps,
 };
 
 // The hook, called on the thread that reaches a point. Set by tests only.
