@@ -33,7 +33,7 @@ void WaiterQueue::attach_receive(WaitNode* node) noexcept {
     link_before(node, first);
   }
   // release: a sender firing the notifier without the lock (after it read
-  // rx_event's arming, which the receiver stored after this) sees the node.
+  // the receiver's arming of its signal word, stored after this) sees the node.
   first_.store(node, std::memory_order_release);
 }
 

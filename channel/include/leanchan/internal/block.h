@@ -3,7 +3,7 @@
 //
 // A block is one heap allocation: a BlockHeader followed by BlockSize slots of
 // raw storage for T. Slot i holds a live T exactly when bit i of `ready` is
-// set and the receiver has not taken it yet (docs/design.md, "Blocks").
+// set and the receiver has not taken it yet (docs/design.md, "Vocabulary").
 //
 //   offset 0   next    BlockHeader*   successor in the list (list lock)
 //   offset 8   ready   atomic<u32>    bit i: slot i written and published
