@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The data behind each chart, as CSV on stdout (scripts/plots.sh writes
-# them to docs/charts/; tests/charts/check_charts.sh compares them):
+# them to docs/charts/; tests/profiler/check_charts.sh compares them):
 #   chart_data.sh heap MEMTABLE SIZE DESIGNS CAPACITIES
 #       design,capacity,idle,drained: heap bytes of one channel after
 #       creation and after `capacity` sends and a drain (deterministic)

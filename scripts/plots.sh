@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The report's charts, drawn from data files committed beside them, so a
-# chart can never drift from its numbers (tests/charts: check_charts.sh).
+# chart can never drift from its numbers (tests/profiler/check_charts.sh).
 #
 #   scripts/plots.sh            measure, then draw (data, then draw)
 #   scripts/plots.sh data [DIR] measure: the CSV files, into DIR (default docs/charts)

@@ -31,7 +31,7 @@ macro(expect condition what)
   cmake_language(EVAL CODE "if(NOT (${condition}))\n message(FATAL_ERROR [==[consumers: ${what}]==])\nendif()")
 endmacro()
 
-set(consumers ${LEANCHAN_SOURCE_DIR}/tests/consumers)
+set(consumers ${CMAKE_CURRENT_LIST_DIR})
 file(REMOVE_RECURSE ${WORK_DIR})
 set(common -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=${COMPILER})
 message(STATUS "consumers with ${COMPILER}, BUILD_SHARED_LIBS=${SHARED}")
