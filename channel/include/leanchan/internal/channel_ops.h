@@ -115,10 +115,8 @@ struct ChannelOps {
   // when the receiver finds the channel empty). Only the receiver sets or
   // clears that flag (under the list lock, in its own calls), so a copy
   // refreshed after each of those calls is always exact. release_when_empty
-  // thus reads the shared line only when it may free something.
-  // (Reading it, even a constant, after every message cost a producer that
-  // keeps writing the same line about a quarter of its throughput:
-  // docs/notebook/2026-11-30-results.md.)
+  // thus reads the shared line only when it may free something (why:
+  // docs/design.md, "Found empty").
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
@@ -229,10 +227,8 @@ struct ChannelOps {
   // kKeepNone, tries again to free every block (the take that drained it
   // frees nothing while a permit is out; a block is there only then, or
   // after a reservation dropped unused). The spares do not go at the take
-  // that empties the queue: a receiver that keeps up with its senders
-  // empties it in the middle of nearly every block, and freeing the spare
-  // there cost a lock and a free per block, and the sender a malloc
-  // (docs/notebook/2026-11-30-results.md). The cursor's copy of the flag
+  // that empties the queue (docs/design.md, "Found empty"). The cursor's
+  // copy of the flag
   // is checked first, so with nothing to free this reads one shared word,
   // the tail block pointer, to see whether blocks are numbered past the
   // receiver's; then the claim counter and the permit word, and the lock
