@@ -37,7 +37,7 @@ for ((rep = 0; rep < reps; rep++)); do
   order=(base new); (( rep % 2 == 1 )) && order=(new base)
   for side in "${order[@]}"; do
     "$work/$side/benchmarks/$target" --benchmark_filter="$filter" --benchmark_min_time="$min_time" \
-      --benchmark_format=json >"$work/$side-$rep.json" 2>/dev/null
+      --benchmark_out="$work/$side-$rep.json" --benchmark_out_format=json >/dev/null 2>&1
   done
 done
 python3 - "$work" "$reps" <<'PY'
