@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// leanchan/block_pool.h: a std::pmr::memory_resource that packs allocations
+// of one size class into pages of their own and gives each page back to the
+// operating system as soon as its last allocation is freed, whatever thread
+// frees it. For channels whose bursts should leave no resident memory
+// behind, under any malloc (docs/budgets.md).
+//
+//   leanchan::BlockPool pool;                           // outlives its channels
+//   auto [tx, rx] = leanchan::channel<Event>(1024,
+//       {.retention = leanchan::Retention::kKeepNone, .memory = &pool});
+//
+// Size classes: a request of `bytes` with `alignment` goes to the class
+//   size_class(bytes, alignment) = round_up(max(bytes, 64), max(16, alignment))
+// when that is at most kLargestClass (2048) and alignment is at most the
+// page size; a page (the OS page, page_size()) of class c holds
+//   slots_per_page(c) = min(60, page_size() / c)
+// allocations, slot i at page + i*c (so every slot is aligned to c's largest
+// power-of-two divisor, at least 16, and to the requested alignment). Any
+// larger request, or one aligned beyond a page, gets a mapping of its own,
+//   round_up(max(64, alignment) + bytes, page_size()) bytes,
+// its first max(64, alignment) bytes the pool's record of it, unmapped when
+// it is freed.
+//
+// Design (states and invariants: channel/src/block_pool_state.h; each
+// atomic's order is argued where it is used):
+//   - Pages come from 2 MiB chunks mapped with mmap (huge pages disabled on
+//     them), 2 MiB aligned; a chunk's first pages hold a descriptor per
+//     page, so a pointer finds its page's descriptor by masking its address.
+//     Chunks stay mapped until the pool is destroyed.
+//   - A page's state is one 64-bit word in its descriptor: a bitmap of its
+//     free slots (bit i: slot i is free) and four flags (listed: on a
+//     partial stack; closing; closed: nothing allocated; kept: closed but
+//     left resident). Allocating a slot is one CAS on that word; freeing one
+//     is one CAS, from any thread.
+//   - Pages with free slots are found on lock-free partial stacks, one per
+//     size class and shard (8 shards; a thread uses its own shard's and
+//     takes from the others' before it opens a new page). An allocation
+//     pops a page, takes a slot, and pushes the page back if it still has
+//     one; a free that makes a full page non-full pushes it.
+//   - The free that frees a page's last slot closes the page in the same
+//     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
+//     resident set at once and reads back as zeros), and recycles its
+//     descriptor onto the free-page stack, from which new pages are opened
+//     (BlockPoolOptions::keep_empty_pages lets a few stay resident).
+//     MADV_DONTNEED rather than munmap: the chunk stays one mapping (munmap
+//     of single pages would split it into a kernel mapping per hole, up to
+//     the vm.max_map_count limit), and reusing the page needs no system
+//     call (an unmapped page would need mmap(MAP_FIXED) back). MADV_DONTNEED
+//     rather than MADV_FREE: the resident set drops now, not under memory
+//     pressure. The price, a madvise and a page fault when a page empties
+//     and is reused, is measured in docs/budgets.md; keep_empty_pages
+//     trades a few resident pages for it.
+//   - No lock on the small path. Own-mapping allocations (above
+//     kLargestClass) are each an mmap/munmap, which the kernel serializes
+//     per process anyway; a mutex guards the list of them that the
+//     destructor unmaps.
+//
+// Off Linux (or with -DLEANCHAN_BLOCK_POOL_BACKEND=portable) chunks and
+// own mappings come from the aligned global operator new instead, and an
+// emptied page is recycled inside the pool but not given back to the
+// operating system (gives_back_pages() is false).
+//
+// Lifetime: the pool must outlive every allocation made from it; the
+// destructor unmaps everything it mapped, and debug builds (!NDEBUG) assert
+// that no allocation is live.
+//
+// Thread-safety: allocate, deallocate and figures() may be called from any
+// number of threads at once; an allocation may be freed by any thread.
+#ifndef LEANCHAN_BLOCK_POOL_H_
+#define LEANCHAN_BLOCK_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory_resource>
+
+#include "leanchan/export.h"
+
+namespace leanchan {
+
+// A snapshot of a BlockPool. Each figure is read on its own (relaxed), so a
+// snapshot taken while allocations race it may mix moments; each is exact
+// when nothing races it.
+struct BlockPoolFigures {
+  std::size_t live_bytes = 0;          // requested bytes of allocations not yet freed
+  std::size_t live_allocations = 0;    // allocations not yet freed
+  std::size_t mapped_bytes = 0;        // address space mapped now: chunks (2 MiB each,
+                                       // their descriptor pages included), own mappings,
+                                       // and the pool's bookkeeping
+  std::size_t resident_pages = 0;      // pages holding at least one allocation: open
+                                       // pages of size classes, and the pages of own
+                                       // mappings
+  std::uint64_t pages_given_back = 0;  // size-class pages given back to the OS, ever
+  std::size_t kept_empty_pages = 0;    // emptied pages kept resident for reuse
+                                       // (BlockPoolOptions::keep_empty_pages)
+  std::size_t page_size = 0;           // page_size()
+};
+
+struct BlockPoolOptions {
+  // Emptied pages the pool may keep resident (not given back) for reuse,
+  // pool-wide. 0 (the default): every page goes back as soon as its last
+  // allocation is freed. A few (4 is plenty for one busy channel) spare a
+  // channel whose blocks come and go at a steady depth a madvise and a page
+  // fault each time a page empties and another fills: resident memory may
+  // then stay up to keep_empty_pages pages above the live pages, until
+  // trim() or their reuse.
+  std::size_t keep_empty_pages = 0;
+};
+
+class LEANCHAN_API BlockPool final : public std::pmr::memory_resource {
+ public:
+  static constexpr std::size_t kSmallestClass = 64;
+  static constexpr std::size_t kClassStep = 16;
+  static constexpr std::size_t kLargestClass = 2048;
+  static constexpr std::size_t kMaxSlotsPerPage = 60;
+
+  // Maps the pool's bookkeeping (a few pages); throws std::bad_alloc if it
+  // cannot. Pages are mapped as allocations need them.
+  BlockPool();
+  explicit BlockPool(const BlockPoolOptions& options);
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+  ~BlockPool() override;
+
+  BlockPoolFigures figures() const noexcept;
+
+  // The page size: the operating system's (4096 on x86-64 Linux).
+  std::size_t page_size() const noexcept;
+  // The size class of a request (see the formula above), or 0 if the
+  // request gets a mapping of its own.
+  std::size_t size_class(std::size_t bytes, std::size_t alignment) const noexcept;
+  // Allocations a page of size class `class_bytes` holds.
+  std::size_t slots_per_page(std::size_t class_bytes) const noexcept;
+  // True where an emptied page leaves the resident set (the mmap backend).
+  static bool gives_back_pages() noexcept;
+  // Gives back every emptied page kept for reuse (keep_empty_pages); a
+  // no-op with the default options. Exact when no allocation races it.
+  void trim() noexcept;
+
+  struct State;  // the bookkeeping (channel/src/block_pool_state.h); not part of the API
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override;
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override;
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override;
+
+  State* state_;
+};
+
+}  // namespace leanchan
+
+#endif  // LEANCHAN_BLOCK_POOL_H_

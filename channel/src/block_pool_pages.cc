@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+// BlockPool's size-class pages: opening a page, taking and freeing slots
+// with one CAS on the page's word, closing the page its last free empties,
+// and trim(). The states and invariants I1..I6 are in block_pool_state.h.
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <new>
+
+#include "block_pool_state.h"
+
+namespace leanchan::internal::pool {
+namespace {
+
+namespace os = internal::pool_os;
+
+std::uint64_t slot_mask(std::size_t slots) noexcept {
+  return (std::uint64_t{1} << slots) - 1;
+}
+
+std::size_t class_index(std::size_t class_bytes) noexcept {
+  return (class_bytes - BlockPool::kSmallestClass) / BlockPool::kClassStep;
+}
+
+// Maps a chunk, keeps its first page for the caller and pushes the rest on
+// the free-page stack. Throws std::bad_alloc if nothing can be mapped.
+std::uint32_t map_chunk(State& s) {
+  void* memory = os::map(kChunkBytes, kChunkBytes);
+  if (memory == nullptr) throw std::bad_alloc();
+  // relaxed: only claims an index; the entry's store publishes the chunk.
+  const std::size_t index = s.chunk_count.fetch_add(1, std::memory_order_relaxed);
+  if (index >= kMaxChunks) {
+    os::unmap(memory, kChunkBytes, kChunkBytes);
+    throw std::bad_alloc();
+  }
+  auto* chunk = ::new (memory) ChunkHeader();
+  chunk->index = static_cast<std::uint32_t>(index);
+  // relaxed: this chunk's ids reach other threads only through the push
+  // below (release) or pointers the caller hands on.
+  s.chunks[index].store(chunk, std::memory_order_relaxed);
+  s.mapped_bytes.fetch_add(kChunkBytes, std::memory_order_relaxed);  // relaxed: a statistic
+  const std::uint32_t base = chunk->index << kPageShift;
+  if (s.first_page + 1 < s.pages_per_chunk) {
+    // Link first+1 .. last in order (the lowest is popped first), then one push.
+    for (std::uint32_t p = s.first_page + 1; p + 1 < s.pages_per_chunk; ++p) {
+      chunk->pages[p].next.store(base | (p + 1), std::memory_order_relaxed);  // published below
+    }
+    s.free_pages.push_chain(base | (s.first_page + 1), base | (s.pages_per_chunk - 1), s.descs());
+  }
+  return base | s.first_page;
+}
+
+// Opens a fresh page for `class_bytes` with slot 0 taken, lists it on
+// `stack`, and returns slot 0.
+void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
+  std::uint32_t id = s.free_pages.pop(s.descs());
+  if (id == kNoPage) id = map_chunk(s);
+  PageDesc& d = s.desc(id);
+  // This thread owns the page now (I1): W is kClosed, maybe kKept.
+  // relaxed: the pop (acquire) ordered it; nothing races it.
+  if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
+    s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+  }
+  // relaxed (both): published by the push below; a freer of slot 0 gets its
+  // pointer from this thread, after these stores.
+  d.class_bytes.store(static_cast<std::uint32_t>(class_bytes), std::memory_order_relaxed);
+  d.word.store((slot_mask(s.slots_for(class_bytes)) & ~std::uint64_t{1}) | kListed,
+               std::memory_order_relaxed);
+  s.open_pages.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  stack.push(id, s.descs());                             // slots >= 2: room is left
+  return s.page_address(id);
+}
+
+// The listing holder's exit from a Closing or Closed page (I5); `word` is
+// the value it read.
+void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word) noexcept {
+  // acq_rel: acquire (Closed) orders this push after the closer's
+  // give_back; release (Closing) orders this holder's reads before the
+  // closer's push. relaxed on failure: reread, retried.
+  while (!d.word.compare_exchange_weak(word, word & ~kListed, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+  }
+  if ((word & kClosed) != 0) s.free_pages.push(id, s.descs());
+}
+
+// Takes a slot of page `id`, whose listing this thread holds; pushes the
+// page back on `stack` if it keeps a free slot, else unlists it. Null if
+// the page had no slot (full, or closing / closed).
+void* take_slot(State& s, std::uint32_t id, std::size_t class_bytes, PageStack& stack) noexcept {
+  PageDesc& d = s.desc(id);
+  assert(d.class_bytes.load(std::memory_order_relaxed) == class_bytes);
+  const std::uint64_t all = slot_mask(s.slots_for(class_bytes));
+  std::uint64_t word = d.word.load(std::memory_order_relaxed);  // relaxed: the CAS decides
+  for (;;) {
+    if ((word & (kClosing | kClosed)) != 0) {
+      unlist_closed(s, d, id, word);
+      return nullptr;
+    }
+    const std::uint64_t free_slots = word & all;
+    if (free_slots == 0) {
+      // Full: unlisted; the free that makes it non-full lists it (I4).
+      // release: pairs with that free's acquire, which then pushes it.
+      if (d.word.compare_exchange_weak(word, word & ~kListed, std::memory_order_release,
+                                       std::memory_order_relaxed)) {
+        return nullptr;
+      }
+      continue;
+    }
+    const int slot = std::countr_zero(free_slots);
+    std::uint64_t taken = word & ~(std::uint64_t{1} << slot);
+    const bool room = (taken & all) != 0;
+    if (!room) taken &= ~kListed;
+    // acquire: pairs with the release of the free that freed this slot (and
+    // of every free before it on this word), so the previous owner's
+    // accesses to the slot happen before the new owner's. release (full
+    // page unlisted): as above. relaxed on failure: retried.
+    if (d.word.compare_exchange_weak(word, taken, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      if (room) stack.push(id, s.descs());
+      return s.page_address(id) + static_cast<std::size_t>(slot) * class_bytes;
+    }
+  }
+}
+
+// One more kept page, if the limit allows (I6).
+bool reserve_kept(State& s) noexcept {
+  std::size_t kept = s.kept.load(std::memory_order_relaxed);
+  // relaxed: a count; the page's W carries the page itself.
+  while (kept < s.keep_limit &&
+         !s.kept.compare_exchange_weak(kept, kept + 1, std::memory_order_relaxed,
+                                       std::memory_order_relaxed)) {
+  }
+  return kept < s.keep_limit;
+}
+
+// Ends Closing (I5): gives the page's memory back unless `keep`, then
+// moves W to Closed (keeping kListed) and pushes the page if not listed.
+void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept {
+  if (!keep && os::give_back(s.page_address(id), s.page)) {
+    s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  }
+  // acq_rel: release orders give_back before the listing holder's reuse
+  // (it acquires Closed); acquire pairs with its unlisting.
+  const std::uint64_t flip = kClosing | kClosed | (keep ? kKept : 0);
+  const std::uint64_t before = d.word.fetch_xor(flip, std::memory_order_acq_rel);
+  if ((before & kListed) == 0) s.free_pages.push(id, s.descs());
+}
+
+}  // namespace
+
+void* allocate_small(State& s, std::size_t class_bytes) {
+  const unsigned home = thread_shard();
+  const std::size_t c = class_index(class_bytes);
+  PageStack& own = s.shards[home].partial[c];
+  for (;;) {
+    std::uint32_t id = own.pop(s.descs());
+    for (unsigned k = 1; id == kNoPage && k < kShards; ++k) {
+      id = s.shards[(home + k) % kShards].partial[c].pop(s.descs());
+    }
+    if (id == kNoPage) return open_page(s, class_bytes, own);
+    if (void* slot = take_slot(s, id, class_bytes, own)) return slot;
+  }
+}
+
+void deallocate_small(State& s, void* p, std::size_t class_bytes) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(p);
+  auto* chunk = reinterpret_cast<ChunkHeader*>(address & ~(std::uintptr_t{kChunkBytes} - 1));
+  const auto page = static_cast<std::uint32_t>((address & (kChunkBytes - 1)) / s.page);
+  PageDesc& d = chunk->pages[page];
+  assert(page >= s.first_page && d.class_bytes.load(std::memory_order_relaxed) == class_bytes);
+  const std::uint32_t id = chunk->index << kPageShift | page;
+  const std::size_t offset = (address & (kChunkBytes - 1)) - std::size_t{page} * s.page;
+  const std::uint64_t all = slot_mask(s.slots_for(class_bytes));
+  const std::uint64_t bit = std::uint64_t{1} << (offset / class_bytes);
+  std::uint64_t word = d.word.load(std::memory_order_relaxed);  // relaxed: the CAS decides
+  bool list = false;
+  bool close = false;
+  for (;;) {
+    assert((word & bit) == 0 && (word & (kClosing | kClosed)) == 0);
+    std::uint64_t freed = word | bit;
+    close = (freed & all) == all;                                 // the last slot (I3)
+    list = !close && (word & all) == 0 && (word & kListed) == 0;  // full until now (I4)
+    if (close) freed = kClosing | (word & kListed);
+    if (list) freed |= kListed;
+    // acq_rel: release hands this owner's accesses to the slot to its next
+    // taker (and to the closer); acquire, when this closes the page, makes
+    // every other slot's earlier free happen before give_back, and pairs
+    // with a holder's release when it unlisted the full page. relaxed on
+    // failure: retried.
+    if (d.word.compare_exchange_weak(word, freed, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  if (list) s.shards[thread_shard()].partial[class_index(class_bytes)].push(id, s.descs());
+  if (!close) return;
+  s.open_pages.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
+  finish_closing(s, d, id, reserve_kept(s));
+}
+
+void trim(State& s) noexcept {
+  // Kept pages on the free-page stack: pop them all (this thread then owns
+  // each, I1), give back the kept ones, and push the chain back.
+  std::uint32_t first = kNoPage;
+  std::uint32_t last = kNoPage;
+  for (std::uint32_t id; (id = s.free_pages.pop(s.descs())) != kNoPage;) {
+    PageDesc& d = s.desc(id);
+    // relaxed: owned (the pop acquired it); no other thread touches W now.
+    if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
+      if (os::give_back(s.page_address(id), s.page)) {
+        s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      }
+      d.word.store(kClosed, std::memory_order_relaxed);  // published by the push
+      s.kept.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a count (I6)
+    }
+    d.next.store(first, std::memory_order_relaxed);  // published by the push
+    if (first == kNoPage) last = id;
+    first = id;
+  }
+  if (first != kNoPage) s.free_pages.push_chain(first, last, s.descs());
+  // Kept pages still listed (on a partial stack, awaiting their holder's
+  // unlisting): Closed + kKept + kListed -> Closing, as a closer would, so
+  // the holder leaves the rest to this thread (I5).
+  const std::size_t chunks = std::min(s.chunk_count.load(std::memory_order_relaxed), kMaxChunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    ChunkHeader* chunk = s.chunks[i].load(std::memory_order_relaxed);  // relaxed: as State::chunk
+    if (chunk == nullptr) continue;
+    for (std::uint32_t p = s.first_page; p < s.pages_per_chunk; ++p) {
+      PageDesc& d = chunk->pages[p];
+      std::uint64_t word = kClosed | kKept | kListed;
+      // acq_rel: as the closer's CAS (this thread now gives the memory
+      // back); relaxed on failure: the page is in another state.
+      if (d.word.compare_exchange_strong(word, kClosing | kListed, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+        s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+        finish_closing(s, d, chunk->index << kPageShift | p, false);
+      }
+    }
+  }
+}
+
+}  // namespace leanchan::internal::pool
