@@ -75,16 +75,18 @@ Design leanchan_design(const std::string& name, std::size_t block_size, std::str
     return row;
   };
   design.many_channels = [name](std::size_t channels, std::size_t capacity, std::size_t burst,
-                                Retention retention) {
+                                Retention retention, std::pmr::memory_resource* memory) {
     constexpr std::size_t kBlocks = Blocks::template of<24>;
+    const leanchan::ChannelOptions options{.retention = retention, .memory = memory};
     ManyChannelsRow row = measure_many_channels<Message<24>>(
-        [retention](std::size_t c) { return leanchan::channel<Message<24>, kBlocks>(c, retention); },
+        [options](std::size_t c) { return leanchan::channel<Message<24>, kBlocks>(c, options); },
         channels, capacity, burst);
     row.design = name;
     row.retain = retain_name(retention);
     return row;
   };
   design.has_retention = true;
+  design.has_memory_resource = true;
   return design;
 }
 
@@ -100,9 +102,9 @@ Design leanchan_design() {
 Design leanchan_default_design() {
   return leanchan_design<DefaultBlocks>(
       "leanchan-default", 0,
-      absl::StrCat("B = default_block_size<T> (8 B: ", DefaultBlocks::of<8>, ", 24 B: ",
-                   DefaultBlocks::of<24>, ", 128 B: ", DefaultBlocks::of<128>, ", 250 B: ",
-                   DefaultBlocks::of<250>, ", 1024 B: ", DefaultBlocks::of<1024>,
+      absl::StrCat("B = default_block_size<T> (8 B: ", DefaultBlocks::of<8>,
+                   ", 24 B: ", DefaultBlocks::of<24>, ", 128 B: ", DefaultBlocks::of<128>,
+                   ", 250 B: ", DefaultBlocks::of<250>, ", 1024 B: ", DefaultBlocks::of<1024>,
                    "); b = min(B, C); create 64; fill 64 + ceil(C/b)·(16 + b·S); drain 64 + "
                    "16 + b·S"));
 }
@@ -149,7 +151,7 @@ Design tokio_design() {
     return row;
   };
   design.many_channels = [](std::size_t channels, std::size_t capacity, std::size_t burst,
-                            Retention) {
+                            Retention, std::pmr::memory_resource*) {
     ManyChannelsRow row = measure_many_channels<Message<24>>(
         [](std::size_t c) { return tokio_style::channel<Message<24>>(c); }, channels, capacity,
         burst);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,14 @@ struct Design {
   std::function<MemoryRow(std::size_t message_bytes, std::size_t capacity)> measure;
   // Many channels of 24-byte messages, made with `retention` (designs
   // without a retention policy ignore it; has_retention says which).
+  // `memory`: ChannelOptions::memory for every channel (null: the default);
+  // only designs with has_memory_resource take one.
   std::function<ManyChannelsRow(std::size_t channels, std::size_t capacity, std::size_t burst,
-                                Retention retention)>
+                                Retention retention, std::pmr::memory_resource* memory)>
       many_channels;
   bool has_retention = false;
+  // Whether its channels take a std::pmr::memory_resource (--memory=pool).
+  bool has_memory_resource = false;
 };
 
 // "none", "one", or the number of blocks kept (Retention::keep(n)).

@@ -85,6 +85,9 @@ struct ManyChannelsRow {
   double rss_trimmed = 0;
   // The retention policy: "one", "none", or "-" for a design without one.
   std::string retain = "-";
+  // Where the channels' memory came from: "default" (the global operator
+  // new) or "pool" (a leanchan::BlockPool: ChannelOptions::memory).
+  std::string memory = "default";
   // The cost of the policy: a second burst into the drained channels,
   // allocations per channel and nanoseconds per message sent (try_send).
   double burst2_allocs = 0, burst2_ns_per_msg = 0;

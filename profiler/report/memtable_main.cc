@@ -15,11 +15,13 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "cli.h"
 #include "designs.h"
+#include "leanchan/block_pool.h"
 #include "leanchan/profiler/heap_counters.h"
 #include "options.h"
 #include "output.h"
@@ -40,6 +42,9 @@ ABSL_FLAG(std::size_t, burst, 16, "Messages sent into every channel in the many-
 ABSL_FLAG(std::string, retain, "none,one",
           "Retention policies measured in the many-channels table (leanchan designs): none, one, "
           "or a number of blocks kept (2..64)");
+ABSL_FLAG(std::string, memory, "default",
+          "Where the many channels' memory comes from (leanchan designs): default (the global "
+          "operator new), pool (a leanchan::BlockPool, which gives emptied pages back), or both");
 ABSL_FLAG(std::string, tables, "memory,many",
           "Tables to print: memory (create/fill/drain), many (many channels), or both");
 
@@ -60,7 +65,7 @@ int fail(const std::string& message) {
 // through a pipe. Returns false if the child could not run or report.
 bool measure_in_child(const leanchan::report::Design& design, std::size_t channels,
                       std::size_t capacity, std::size_t burst, leanchan::Retention retention,
-                      leanchan::report::ManyChannelsRow* row) {
+                      const std::string& memory, leanchan::report::ManyChannelsRow* row) {
   int fds[2];
   if (::pipe(fds) != 0) return false;
   std::cout.flush();
@@ -68,7 +73,11 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   if (child < 0) return false;
   if (child == 0) {
     ::close(fds[0]);
-    const auto measured = design.many_channels(channels, capacity, burst, retention);
+    // The pool lives in the child only: its pages are the row's own.
+    std::optional<leanchan::BlockPool> pool;
+    if (memory == "pool") pool.emplace();
+    const auto measured =
+        design.many_channels(channels, capacity, burst, retention, pool ? &*pool : nullptr);
     const double numbers[9] = {
         measured.heap_idle,   measured.heap_burst,    measured.heap_drained,
         measured.rss_idle,    measured.rss_burst,     measured.rss_drained,
@@ -97,6 +106,7 @@ bool measure_in_child(const leanchan::report::Design& design, std::size_t channe
   row->burst2_allocs = numbers[7];
   row->burst2_ns_per_msg = numbers[8];
   if (design.has_retention) row->retain = leanchan::report::retain_name(retention);
+  row->memory = memory;
   return true;
 }
 
@@ -126,6 +136,7 @@ int main(int argc, char** argv) {
   raw.burst = absl::GetFlag(FLAGS_burst);
   raw.tables = absl::GetFlag(FLAGS_tables);
   raw.retain = absl::GetFlag(FLAGS_retain);
+  raw.memory = absl::GetFlag(FLAGS_memory);
   auto options = leanchan::report::validate_options(raw);
   if (!options.ok()) return fail(std::string(options.status().message()));
   if (!leanchan::profiler::heap_hook_active()) {
@@ -146,15 +157,19 @@ int main(int argc, char** argv) {
   // has seen anything else.
   std::vector<leanchan::report::ManyChannelsRow> many;
   for (std::size_t count : options->many_channels) {
-    for (const auto* design : options->designs) {
-      for (leanchan::Retention retention : options->retentions) {
-        leanchan::report::ManyChannelsRow row;
-        if (!measure_in_child(*design, count, options->many_capacity, options->burst, retention,
-                              &row)) {
-          return fail("the many-channels measurement for " + design->name + " failed");
+    for (const std::string& memory : options->memories) {
+      for (const auto* design : options->designs) {
+        // A design whose channels take no memory resource has default rows only.
+        if (memory != "default" && !design->has_memory_resource) continue;
+        for (leanchan::Retention retention : options->retentions) {
+          leanchan::report::ManyChannelsRow row;
+          if (!measure_in_child(*design, count, options->many_capacity, options->burst, retention,
+                                memory, &row)) {
+            return fail("the many-channels measurement for " + design->name + " failed");
+          }
+          many.push_back(row);
+          if (!design->has_retention) break;  // one row: the policy does not apply
         }
-        many.push_back(row);
-        if (!design->has_retention) break;  // one row: the policy does not apply
       }
     }
   }

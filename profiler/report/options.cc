@@ -166,6 +166,20 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
       options.retentions.push_back(retention);
     }
   }
+
+  options.memories.clear();
+  auto memories = split("memory", raw.memory);
+  if (!memories.ok()) return memories.status();
+  for (const std::string& source : *memories) {
+    if (source != "default" && source != "pool") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--memory: unknown memory '", source, "' (known: default, pool)"));
+    }
+    if (std::find(options.memories.begin(), options.memories.end(), source) ==
+        options.memories.end()) {
+      options.memories.push_back(source);
+    }
+  }
   return options;
 }
 

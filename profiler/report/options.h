@@ -23,6 +23,7 @@ struct RawOptions {
   std::size_t burst = 16;
   std::string tables = "memory,many";  // which tables to print
   std::string retain = "none,one";     // retention policies for the many-channels table
+  std::string memory = "default";      // where the many channels' memory comes from
 };
 
 struct ReportOptions {
@@ -35,6 +36,8 @@ struct ReportOptions {
   std::size_t burst = 16;
   bool memory_table = true;
   std::vector<Retention> retentions = {Retention::kKeepNone, Retention::kKeepOne};
+  // "default" (the global operator new) and/or "pool" (a leanchan::BlockPool).
+  std::vector<std::string> memories = {"default"};
 };
 
 // InvalidArgument with a one-line message naming the flag and the value. A

@@ -44,16 +44,19 @@ std::string many_markdown(const std::vector<ManyChannelsRow>& many) {
         "(malloc_trim / mi_collect). retain = the channel's retention policy (none: a drained "
         "channel keeps no block; one: it keeps one). The policy's price: a second burst into "
         "the drained channels, its allocations per channel and its send time per message. "
+        "memory = where the channels' memory comes from (default: the global operator new; "
+        "pool: a leanchan::BlockPool, whose pages are not heap and show in RSS only). "
         "Each row runs in a fresh process.\n\n"
         "| design | retain | channels | heap idle | heap burst | heap drained | RSS idle | "
-        "RSS burst | RSS drained | RSS trimmed | 2nd burst allocs | 2nd burst ns/msg |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "RSS burst | RSS drained | RSS trimmed | 2nd burst allocs | 2nd burst ns/msg | memory |\n"
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (const ManyChannelsRow& row : many) {
       absl::StrAppendFormat(
-          &out, "| %s | %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f |\n",
+          &out,
+          "| %s | %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.1f | %s |\n",
           row.design, row.retain, row.channels, row.heap_idle, row.heap_burst, row.heap_drained,
           row.rss_idle, row.rss_burst, row.rss_drained, row.rss_trimmed, row.burst2_allocs,
-          row.burst2_ns_per_msg);
+          row.burst2_ns_per_msg, row.memory);
     }
   }
   return out;
@@ -74,15 +77,15 @@ std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChanne
     absl::StrAppend(&out,
                     "\ntable,allocator,design,channels,burst,heap_idle,heap_burst,heap_drained,"
                     "rss_idle,rss_burst,rss_drained,rss_trimmed,retain,burst2_allocs,"
-                    "burst2_ns_per_msg\n");
+                    "burst2_ns_per_msg,memory\n");
     for (const ManyChannelsRow& row : many) {
       absl::StrAppendFormat(&out,
                             "many_channels,%s,%s,%d,%d,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,%s,%.2f,"
-                            "%.1f\n",
+                            "%.1f,%s\n",
                             row.allocator, row.design, row.channels, row.burst, row.heap_idle,
                             row.heap_burst, row.heap_drained, row.rss_idle, row.rss_burst,
                             row.rss_drained, row.rss_trimmed, row.retain, row.burst2_allocs,
-                            row.burst2_ns_per_msg);
+                            row.burst2_ns_per_msg, row.memory);
     }
   }
   return out;
@@ -110,10 +113,10 @@ std::string json(const std::vector<MemoryRow>& rows, const std::vector<ManyChann
         "%s\n    {\"design\": \"%s\", \"channels\": %d, \"burst\": %d, \"heap_idle\": %.1f, "
         "\"heap_burst\": %.1f, \"heap_drained\": %.1f, \"rss_idle\": %.1f, \"rss_burst\": %.1f, "
         "\"rss_drained\": %.1f, \"rss_trimmed\": %.1f, \"retain\": \"%s\", "
-        "\"burst2_allocs\": %.2f, \"burst2_ns_per_msg\": %.1f}",
+        "\"burst2_allocs\": %.2f, \"burst2_ns_per_msg\": %.1f, \"memory\": \"%s\"}",
         i == 0 ? "" : ",", row.design, row.channels, row.burst, row.heap_idle, row.heap_burst,
         row.heap_drained, row.rss_idle, row.rss_burst, row.rss_drained, row.rss_trimmed, row.retain,
-        row.burst2_allocs, row.burst2_ns_per_msg);
+        row.burst2_allocs, row.burst2_ns_per_msg, row.memory);
   }
   absl::StrAppend(&out, "\n  ]\n}\n");
   return out;

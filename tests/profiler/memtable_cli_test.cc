@@ -48,7 +48,7 @@ void expect_usage(const CliResult& run) {
   EXPECT_EQ(run.output.find("No flags matched"), std::string::npos) << run.output;
   for (const char* flag :
        {"--designs", "--message_sizes", "--capacities", "--format", "--output", "--many_channels",
-        "--many_capacity", "--burst", "--retain", "--tables"}) {
+        "--many_capacity", "--burst", "--retain", "--memory", "--tables"}) {
     EXPECT_NE(run.output.find(flag), std::string::npos) << flag << "\n" << run.output;
   }
   EXPECT_NE(run.output.find("--designs (Comma-separated designs"), std::string::npos) << run.output;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "designs.h"
+#include "leanchan/block_pool.h"
 #include "options.h"
 
 namespace {
@@ -74,7 +76,7 @@ leanchan::report::RawOptions defaults();
 TEST(Memtable, ManyChannelsHeapFiguresAreExactPerChannel) {
   const auto* design = find_design("leanchan-b8");
   ASSERT_NE(design, nullptr);
-  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepOne);
+  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepOne, nullptr);
   constexpr double kBlock = 16 + 8 * 24;  // capacity 16 >= B = 8: 8 slots per block
   EXPECT_EQ(row.heap_idle, 64.0);
   EXPECT_EQ(row.heap_burst, 64.0 + 2 * kBlock);  // ceil(16 / 8) blocks
@@ -86,12 +88,40 @@ TEST(Memtable, ManyChannelsHeapFiguresAreExactPerChannel) {
 TEST(Memtable, ManyChannelsKeepNoneDrainsToTheControlBlock) {
   const auto* design = find_design("leanchan-b8");
   ASSERT_NE(design, nullptr);
-  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepNone);
+  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepNone, nullptr);
   constexpr double kBlock = 16 + 8 * 24;
   EXPECT_EQ(row.heap_burst, 64.0 + 2 * kBlock);
   EXPECT_EQ(row.heap_drained, 64.0);  // no block kept
   EXPECT_EQ(row.retain, "none");
   EXPECT_EQ(row.burst2_allocs, 2.0);  // ceil(16 / 8), the price of keeping none
+}
+
+// --memory=pool: the channels' control blocks and blocks all come from the
+// pool, none from the heap, and the pool's own count is exact: 72 bytes of
+// control block per channel after the drain (64 + the resource pointer).
+TEST(Memtable, ManyChannelsFromAPoolTakeNothingFromTheHeap) {
+  const auto* design = find_design("leanchan-b8");
+  ASSERT_NE(design, nullptr);
+  ASSERT_TRUE(design->has_memory_resource);
+  leanchan::BlockPool pool;
+  const auto row = design->many_channels(1000, 16, 16, leanchan::Retention::kKeepNone, &pool);
+  EXPECT_EQ(row.heap_idle, 0.0);
+  EXPECT_EQ(row.heap_burst, 0.0);
+  EXPECT_EQ(row.heap_drained, 0.0);
+  EXPECT_EQ(pool.figures().live_bytes, 0u);  // the channels are gone again
+  EXPECT_FALSE(find_design("tokio-style")->has_memory_resource);
+}
+
+TEST(Memtable, MemoryFlagIsValidated) {
+  leanchan::report::RawOptions raw = defaults();
+  raw.memory = "default,heap";
+  const auto options = leanchan::report::validate_options(raw);
+  ASSERT_FALSE(options.ok());
+  EXPECT_EQ(options.status().message(), "--memory: unknown memory 'heap' (known: default, pool)");
+  raw.memory = "pool,default,pool";
+  const auto both = leanchan::report::validate_options(raw);
+  ASSERT_TRUE(both.ok());
+  EXPECT_EQ(both->memories, (std::vector<std::string>{"pool", "default"}));
 }
 
 TEST(Memtable, RetainFlagIsValidated) {
