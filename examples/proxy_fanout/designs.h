@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <optional>
 #include <string_view>
 
@@ -33,8 +34,11 @@ struct Leanchan {
   using Rx = leanchan::Receiver<HealthEvent>;
   // Health events are small and rare: a drained service channel keeps no
   // block (Retention::kKeepNone), so an idle service costs 64 heap bytes.
-  static auto make(std::size_t capacity) {
-    return leanchan::channel<HealthEvent>(capacity, leanchan::Retention::kKeepNone);
+  // `memory`: the services' shared budget, or null.
+  static constexpr bool kTakesMemory = true;
+  static auto make(std::size_t capacity, std::pmr::memory_resource* memory) {
+    return leanchan::channel<HealthEvent>(
+        capacity, {.retention = leanchan::Retention::kKeepNone, .memory = memory});
   }
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) { entry.watch(rx); }
   static bool arm(Rx& rx) { return rx.arm_notifier(); }
@@ -53,7 +57,10 @@ struct TokioStyle {
   static constexpr std::string_view kName = "tokio-style";
   using Tx = tokio_style::Sender<HealthEvent>;
   using Rx = tokio_style::Receiver<HealthEvent>;
-  static auto make(std::size_t capacity) { return tokio_style::channel<HealthEvent>(capacity); }
+  static constexpr bool kTakesMemory = false;
+  static auto make(std::size_t capacity, std::pmr::memory_resource*) {
+    return tokio_style::channel<HealthEvent>(capacity);
+  }
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) {
     rx.set_notifier(&leanchan::ReadyEntry::on_ready, &entry);
     if (rx.arm_notifier()) leanchan::ReadyEntry::on_ready(&entry);

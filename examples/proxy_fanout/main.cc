@@ -7,19 +7,19 @@
 // Exit codes: 0 when no event was lost or duplicated (and for --help / -h),
 // 1 otherwise, 2 for a bad flag value or a stray argument (1 for a flag
 // Abseil itself rejects).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
 #include <iostream>
 #include <map>
+#include <string>
 #include <thread>
 #include <utility>
-#include <string>
 #include <vector>
 
-#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "proxy.h"
 
 ABSL_FLAG(std::string, design, "both", "leanchan, tokio-style, or both");
@@ -33,6 +33,9 @@ ABSL_FLAG(int, workers, 0,
 ABSL_FLAG(int, runs, 1,
           "Runs of each row; above 1, every run's row is printed and then each row's spread "
           "(median, min, max) of events/s, p50, p99 and CPU per event");
+ABSL_FLAG(std::size_t, budget_bytes, 0,
+          "leanchan only: every service channel's memory comes from one shared "
+          "leanchan::MemoryBudget of this many bytes (0: none); events it refuses are counted");
 ABSL_FLAG(int, zones, 10, "Zones; a burst hits every service of one zone");
 ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often");
 ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second");
@@ -67,9 +70,9 @@ std::string spread(std::vector<double> values, const char* format) {
   return buffer;
 }
 
-void print_spread(const std::map<std::pair<std::size_t, std::string>,
-                                 std::vector<proxy::Report>>& by_row,
-                  int runs) {
+void print_spread(
+    const std::map<std::pair<std::size_t, std::string>, std::vector<proxy::Report>>& by_row,
+    int runs) {
   std::printf(
       "\nSpread over %d runs (median [min, max]):\n\n"
       "| design | services | events/s | p50 us | p99 us | checker CPU ns/event | workers CPU "
@@ -151,6 +154,12 @@ int main(int argc, char** argv) {
     return fail("--rss_every_seconds must be 0 (off) or in 0.1..--seconds");
   }
   options.capacity = static_cast<std::size_t>(capacity);
+  options.budget_bytes = absl::GetFlag(FLAGS_budget_bytes);
+  if (options.budget_bytes > 0 && design == "tokio-style") {
+    return fail(
+        "--budget_bytes applies to the leanchan design (the baseline takes no memory "
+        "resource); use --design=leanchan or both");
+  }
 
   std::printf(
       "| design | services | channel B/idle service | heap B/service idle | RSS B/service idle | "
@@ -160,42 +169,59 @@ int main(int argc, char** argv) {
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
       "---:|\n");
   bool all_ok = true;
-  std::vector<proxy::Report> series;  // soak mode: printed after the table
+  std::vector<proxy::Report> series;    // soak mode: printed after the table
+  std::vector<proxy::Report> budgeted;  // --budget_bytes: printed after the table
   // Progress on stderr: each row runs for --seconds plus setup and drain.
-  const std::size_t rows = counts.size() * (design == "both" ? 2 : 1) * static_cast<std::size_t>(runs);
+  const std::size_t rows =
+      counts.size() * (design == "both" ? 2 : 1) * static_cast<std::size_t>(runs);
   std::map<std::pair<std::size_t, std::string>, std::vector<proxy::Report>> by_row;
   std::size_t row = 0;
   const auto started = std::chrono::steady_clock::now();
-  for (int run = 0; run < runs; ++run) for (std::size_t count : counts) {
-    options.services = count;
-    for (const char* name : {"leanchan", "tokio-style"}) {
-      if (design != "both" && design != name) continue;
-      ++row;
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::fprintf(stderr, "[%zu/%zu] %s, %zu services (%.0f s elapsed, at least %.0f s left)\n",
-                   row, rows, name, count, elapsed,
-                   static_cast<double>(rows - row + 1) * options.seconds);
-      const proxy::Report r = std::string(name) == "leanchan" ? proxy::run_leanchan(options)
-                                                              : proxy::run_tokio_style(options);
-      all_ok = all_ok && r.ok();
-      std::printf(
-          "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %llu "
-          "| "
-          "%llu | %llu | %llu | %llu/%llu | %.0f | %.0f (%s) |\n",
-          r.design.c_str(), r.services, r.channel_bytes_idle, r.heap_idle, r.rss_idle, r.heap_peak,
-          r.heap_drained, r.rss_drained, r.events_per_second, r.p50_us, r.p99_us, r.p999_us,
-          static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(r.refused),
-          static_cast<unsigned long long>(r.lost), static_cast<unsigned long long>(r.duplicated),
-          static_cast<unsigned long long>(r.services_added),
-          static_cast<unsigned long long>(r.services_removed), r.checker_cpu_ns_per_event,
-          r.workers_cpu_ns_per_event, each_worker(r).c_str());
-      std::fflush(stdout);
-      if (!r.rss_series.empty()) series.push_back(r);
-      by_row[{count, r.design}].push_back(r);
+  for (int run = 0; run < runs; ++run)
+    for (std::size_t count : counts) {
+      options.services = count;
+      for (const char* name : {"leanchan", "tokio-style"}) {
+        if (design != "both" && design != name) continue;
+        ++row;
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        std::fprintf(stderr, "[%zu/%zu] %s, %zu services (%.0f s elapsed, at least %.0f s left)\n",
+                     row, rows, name, count, elapsed,
+                     static_cast<double>(rows - row + 1) * options.seconds);
+        const proxy::Report r = std::string(name) == "leanchan" ? proxy::run_leanchan(options)
+                                                                : proxy::run_tokio_style(options);
+        all_ok = all_ok && r.ok();
+        std::printf(
+            "| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | "
+            "%llu "
+            "| "
+            "%llu | %llu | %llu | %llu/%llu | %.0f | %.0f (%s) |\n",
+            r.design.c_str(), r.services, r.channel_bytes_idle, r.heap_idle, r.rss_idle,
+            r.heap_peak, r.heap_drained, r.rss_drained, r.events_per_second, r.p50_us, r.p99_us,
+            r.p999_us, static_cast<unsigned long long>(r.sent),
+            static_cast<unsigned long long>(r.refused), static_cast<unsigned long long>(r.lost),
+            static_cast<unsigned long long>(r.duplicated),
+            static_cast<unsigned long long>(r.services_added),
+            static_cast<unsigned long long>(r.services_removed), r.checker_cpu_ns_per_event,
+            r.workers_cpu_ns_per_event, each_worker(r).c_str());
+        std::fflush(stdout);
+        if (!r.rss_series.empty()) series.push_back(r);
+        if (r.budgeted) budgeted.push_back(r);
+        by_row[{count, r.design}].push_back(r);
+      }
     }
-  }
   if (runs > 1) print_spread(by_row, runs);
+  for (const proxy::Report& r : budgeted) {
+    std::printf(
+        "\nBudget, %s, %zu services: limit %zu B, held at the end %zu B, high water %zu B "
+        "(%.0f B/service), %zu allocations live; events refused for budget %llu (of %llu "
+        "sent + refused), services whose channel the budget refused %llu\n",
+        r.design.c_str(), r.services, r.budget.limit, r.budget.held, r.budget.high_water,
+        static_cast<double>(r.budget.high_water) / static_cast<double>(r.services),
+        r.budget.live_allocations, static_cast<unsigned long long>(r.refused_budget),
+        static_cast<unsigned long long>(r.sent + r.refused + r.refused_budget),
+        static_cast<unsigned long long>(r.services_refused_budget));
+  }
   for (const proxy::Report& r : series) {
     std::printf("\nRSS B/service above the start, %s, %zu services (seconds: bytes):",
                 r.design.c_str(), r.services);

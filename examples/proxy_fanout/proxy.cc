@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
@@ -37,7 +38,9 @@ std::int64_t resident() {
 template <class D>
 class Scenario {
  public:
-  explicit Scenario(const Options& options) : options_(options), random_(options.seed) {}
+  explicit Scenario(const Options& options) : options_(options), random_(options.seed) {
+    if (D::kTakesMemory && options.budget_bytes > 0) budget_.emplace(options.budget_bytes);
+  }
 
   Report run();
 
@@ -74,14 +77,21 @@ class Scenario {
   void serve(Worker& worker);
   void serve_service(Worker& worker, Service* service);
 
+  std::pmr::memory_resource* memory() noexcept { return budget_ ? &*budget_ : nullptr; }
+
   Options options_;
   std::mt19937_64 random_;
+  // Declared before the channels' owners (workers_, registry_): it must
+  // outlive every channel charged to it.
+  std::optional<leanchan::MemoryBudget> budget_;
   std::vector<std::unique_ptr<Worker>> workers_;
   absl::flat_hash_map<std::uint64_t, Route> registry_;  // the checker's
   std::vector<std::uint64_t> keys_;                     // the checker's
   std::uint64_t next_key_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t refused_ = 0;
+  std::uint64_t refused_budget_ = 0;
+  std::uint64_t services_refused_budget_ = 0;
   std::uint64_t added_ = 0;
   std::uint64_t removed_ = 0;
   std::atomic<std::uint64_t> received_{0};
@@ -96,7 +106,14 @@ class Scenario {
 
 template <class D>
 void Scenario<D>::add_service(std::uint64_t key) {
-  auto [tx, rx] = D::make(options_.capacity);
+  std::optional<decltype(D::make(options_.capacity, nullptr))> made;
+  try {
+    made.emplace(D::make(options_.capacity, memory()));
+  } catch (const leanchan::BudgetExceeded&) {
+    ++services_refused_budget_;  // no room for its control block: counted
+    return;
+  }
+  auto& [tx, rx] = *made;
   const std::size_t worker = key % workers_.size();
   auto* service = new Service(key, std::move(rx), workers_[worker]->ready);
   registry_.emplace(key, Route{std::move(tx), 0, worker});
@@ -121,9 +138,12 @@ template <class D>
 void Scenario<D>::send_event(std::uint64_t key, Route& route) {
   const float weight = (route.next_sequence % 4 == 0) ? NAN : 0.5f;
   HealthEvent event{key, now_ns() + kEventTtlNs, weight, route.next_sequence};
-  if (route.tx.try_send(event).ok()) {
+  const auto result = route.tx.try_send(event);
+  if (result.ok()) {
     ++route.next_sequence;
     ++sent_;
+  } else if (result.status() == leanchan::SendStatus::kNoMemory) {
+    ++refused_budget_;  // its block would pass the budget: handed back, counted
   } else {
     ++refused_;  // full: the checker would retry later; not a lost event
   }
@@ -213,7 +233,7 @@ Report Scenario<D>::run() {
   report.services = options_.services;
   {
     leanchan::profiler::HeapProbe one;
-    auto pair = D::make(options_.capacity);
+    auto pair = D::make(options_.capacity, nullptr);
     report.channel_bytes_idle = static_cast<double>(one.live_bytes());
   }
   for (int w = 0; w < options_.workers; ++w) {
@@ -305,6 +325,14 @@ Report Scenario<D>::run() {
       leanchan::profiler::read_heap_counters().peak_requested_bytes - heap_base));
   report.heap_drained = per_service(static_cast<double>(probe.live_bytes()));
   report.rss_drained = per_service(static_cast<double>(resident() - rss_before));
+
+  if (budget_) {
+    report.budgeted = true;
+    report.budget_limit = budget_->limit();
+    report.budget = budget_->figures();
+  }
+  report.refused_budget = refused_budget_;
+  report.services_refused_budget = services_refused_budget_;
 
   // Shutdown: every service goes (its worker frees it), then the workers.
   registry_.clear();

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "leanchan/memory_budget.h"
+
 namespace proxy {
 
 struct Options {
@@ -30,6 +32,9 @@ struct Options {
   int churn_per_second = 100;    // services removed and added per second
   double rss_every_seconds = 0;  // soak mode: sample RSS this often (0: off)
   std::uint32_t seed = 1;
+  // leanchan only: every service channel's memory comes from one
+  // leanchan::MemoryBudget of this many bytes (0: no budget).
+  std::size_t budget_bytes = 0;
 };
 
 struct Report {
@@ -44,6 +49,15 @@ struct Report {
   double events_per_second = 0;  // received / run time
   std::uint64_t sent = 0;        // accepted by try_send
   std::uint64_t refused = 0;     // try_send found the channel full
+  // Under a budget (Options::budget_bytes): events try_send refused because
+  // their block would pass the budget (kNoMemory, counted, never dropped
+  // silently), services whose channel could not be created, and the
+  // budget's figures at the end of the run (before shutdown).
+  bool budgeted = false;
+  std::uint64_t refused_budget = 0;
+  std::uint64_t services_refused_budget = 0;
+  std::size_t budget_limit = 0;
+  leanchan::MemoryBudgetFigures budget{};
   std::uint64_t received = 0;
   std::uint64_t lost = 0;  // sent but never received, or a gap
   std::uint64_t duplicated = 0;

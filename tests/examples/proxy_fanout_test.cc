@@ -41,6 +41,38 @@ TEST(ProxyFanout, LeanchanLosesNothingAndGivesMemoryBack) {
   EXPECT_LE(report.heap_drained, report.heap_idle);
 }
 
+// A budget exactly the services' control blocks (64 + 8 bytes each, from
+// the budget): no block fits, so every event is refused for budget,
+// counted, and none is lost; the budget is never passed.
+TEST(ProxyFanout, EventsABudgetRefusesAreCountedNotLost) {
+  proxy::Options options = small_run();
+  options.churn_per_second = 0;  // a fixed set of services
+  options.budget_bytes = options.services * 72;
+  const proxy::Report report = proxy::run_leanchan(options);
+  ASSERT_TRUE(report.budgeted);
+  EXPECT_EQ(report.services_refused_budget, 0u);
+  EXPECT_EQ(report.sent, 0u);
+  EXPECT_GT(report.refused_budget, 1000u);
+  EXPECT_EQ(report.lost, 0u);
+  EXPECT_EQ(report.budget.held, options.budget_bytes);
+  EXPECT_EQ(report.budget.high_water, options.budget_bytes);
+  EXPECT_EQ(report.budget.live_allocations, options.services);
+  EXPECT_EQ(report.budget.refusals, report.refused_budget);
+}
+
+// Room for half the services' control blocks: the other half are refused
+// at creation, counted; the proxy runs on with the rest.
+TEST(ProxyFanout, ServicesABudgetRefusesAreCounted) {
+  proxy::Options options = small_run();
+  options.churn_per_second = 0;
+  options.budget_bytes = options.services / 2 * 72;
+  const proxy::Report report = proxy::run_leanchan(options);
+  EXPECT_EQ(report.services_refused_budget, options.services / 2);
+  EXPECT_EQ(report.budget.live_allocations, options.services / 2);
+  EXPECT_EQ(report.lost, 0u);
+  EXPECT_EQ(report.received, report.sent);
+}
+
 TEST(ProxyFanout, TokioStyleBaselineLosesNothing) {
   const proxy::Report report = proxy::run_tokio_style(small_run());
   EXPECT_GT(report.sent, 5000u);
