@@ -38,7 +38,10 @@ PermitOutcome ChannelState::acquire_permits(std::uint32_t count, const Deadline*
   // under the lock, if this sender comes to queue; a full channel usually
   // frees a slot by itself within the watch (the receiver gives a block's
   // permits back at its end), and collecting on every full attempt would
-  // take the lock the receiver needs for that.
+  // take the lock the receiver needs for that. The lock-free attempt comes
+  // first, before the waiter is even built: most sends end there.
+  const PermitOutcome fast = semaphore_.try_acquire(count);
+  if (fast != PermitOutcome::kFull) return fast;
   ThreadWaitNode waiter;
   waiter.wanted = count;
   waiter.value = value;
