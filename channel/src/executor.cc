@@ -1,6 +1,17 @@
 // SPDX-License-Identifier: MIT
 #include "leanchan/executor.h"
 
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "leanchan/internal/atomic.h"
+#include "leanchan/internal/futex.h"
+#include "leanchan/internal/spin_wait.h"
+
 namespace leanchan {
 
 void ManualExecutor::schedule(ExecutorTask& task) noexcept {
@@ -81,6 +92,313 @@ void ManualExecutor::stop() noexcept {
     stopped_ = true;
   }
   wake_.notify_all();
+}
+
+// ---- ThreadPoolExecutor ----------------------------------------------------
+//
+// Where a task of this pool is, under State::mutex:
+//   - idle: queued false; `next` is stale (nullptr, or the tag of the worker
+//     that last ran it, whose `running` is no longer it);
+//   - in the FIFO (head..tail): queued true, `next` the link;
+//   - in worker W's next slot: queued true, W.slot == task, `next` W's tag;
+//   - running on W: W.running == task, `next` W's tag; queued false, or true
+//     with W.rerun (scheduled again while it runs: W queues it when the run
+//     returns, never another worker).
+// A queued task is alive (its owner cancels it before it goes away), so
+// the pool touches a task only while it is queued or while it runs; after
+// a run returns the worker compares pointers only, unless W.rerun says the
+// task is queued. `queued` is the task's own field, accessed through
+// atomic_ref so that cancel() may read it without the lock.
+
+namespace {
+
+// Tags a worker's address into a task's `next` (workers are aligned, links
+// to tasks never carry the bit).
+constexpr std::uintptr_t kWorkerTag = 1;
+// Runs in a row from a worker's next slot, while the FIFO has tasks waiting,
+// after which the worker serves the FIFO first.
+constexpr int kSlotStreak = 16;
+
+std::atomic_ref<bool> queued_flag(ExecutorTask& task) noexcept {
+  return std::atomic_ref<bool>(task.queued);
+}
+
+}  // namespace
+
+struct ThreadPoolExecutor::Worker {
+  State* pool = nullptr;
+  ExecutorTask* running = nullptr;  // the task this worker runs now
+  ExecutorTask* slot = nullptr;     // the next slot: runs when `running` returns
+  bool rerun = false;               // `running` was scheduled again while it ran
+  int streak = 0;                   // slot runs in a row while the FIFO waited
+  std::thread thread;
+};
+
+struct ThreadPoolExecutor::State {
+  explicit State(std::size_t threads) : workers(new Worker[threads]), count(threads) {
+    for (std::size_t i = 0; i < count; ++i) workers[i].pool = this;
+  }
+
+  ExecutorTask* tag_of(Worker& worker) noexcept {
+    return reinterpret_cast<ExecutorTask*>(reinterpret_cast<std::uintptr_t>(&worker) | kWorkerTag);
+  }
+  // The worker of this pool whose tag `task.next` holds, if any (a stale
+  // tag, or one of another pool, gives a worker that is not running it).
+  Worker* tagged_worker(const ExecutorTask& task) noexcept {
+    const auto bits = reinterpret_cast<std::uintptr_t>(task.next);
+    if ((bits & kWorkerTag) == 0) return nullptr;
+    const auto first = reinterpret_cast<std::uintptr_t>(workers.get());
+    const std::uintptr_t at = bits & ~kWorkerTag;
+    if (at < first || at >= first + count * sizeof(Worker)) return nullptr;
+    if ((at - first) % sizeof(Worker) != 0) return nullptr;
+    return &workers[(at - first) / sizeof(Worker)];
+  }
+
+  void push_locked(ExecutorTask& task) noexcept {
+    task.next = nullptr;
+    if (tail != nullptr)
+      tail->next = &task;
+    else
+      head = &task;
+    tail = &task;
+    // relaxed: a hint for watching workers, which take the lock before
+    // they touch the FIFO.
+    size.store(size.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  ExecutorTask* pop_locked() noexcept {
+    ExecutorTask* task = head;
+    if (task == nullptr) return nullptr;
+    head = task->next;
+    if (head == nullptr) tail = nullptr;
+    size.store(size.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);  // as above
+    return task;
+  }
+  void unlink_locked(ExecutorTask& task) noexcept {
+    ExecutorTask* previous = nullptr;
+    for (ExecutorTask* node = head; node != nullptr; previous = node, node = node->next) {
+      if (node != &task) continue;
+      if (previous != nullptr)
+        previous->next = node->next;
+      else
+        head = node->next;
+      if (tail == node) tail = previous;
+      size.store(size.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);  // as above
+      break;
+    }
+    task.next = nullptr;
+  }
+
+  // After a task entered the FIFO: true if the caller must wake a sleeper
+  // (after unlocking). None while a worker watches (it will take the task)
+  // or a wake-up is already on its way for every sleeper that could come.
+  bool wake_needed_locked() noexcept {
+    if (searching != 0 || sleeping <= waking) return false;
+    ++waking;
+    // relaxed: the lock orders this after a sleeper's registration (which
+    // read the word under it), so its futex_wait compares against this
+    // value or a later one and does not sleep through it.
+    wake_word.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+  void wake_one() noexcept { internal::futex_wake(wake_word, 1); }
+
+  // The next task for `worker`: its slot first (unless it has served the
+  // slot kSlotStreak times in a row while the FIFO waited), then the FIFO.
+  ExecutorTask* take_locked(Worker& worker) noexcept {
+    if (worker.slot != nullptr && (worker.streak < kSlotStreak || head == nullptr)) {
+      ExecutorTask* task = std::exchange(worker.slot, nullptr);
+      worker.streak = head == nullptr ? 0 : worker.streak + 1;
+      return task;
+    }
+    ExecutorTask* task = pop_locked();
+    if (task != nullptr) {
+      worker.streak = 0;
+      task->next = tag_of(worker);
+    }
+    return task;
+  }
+
+  // Sleeps until woken: the sleep step of the worker's spin_then_sleep.
+  // The worker stops counting as searching while it sleeps, and counts
+  // again (it looks at the FIFO) once it is up.
+  internal::Slept sleep() noexcept {
+    std::uint32_t seen = 0;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (head != nullptr || stopped) return internal::Slept::kLookAgain;
+      --searching;
+      ++sleeping;
+      seen = wake_word.load(std::memory_order_relaxed);  // under the lock: see wake_needed_locked
+    }
+    internal::futex_wait(wake_word, seen, nullptr);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      --sleeping;
+      // Whoever comes back consumes one wake-up on its way (a spurious
+      // return may take another's: then one more worker wakes than needed,
+      // and none is ever missing: everyone who returns looks at the FIFO).
+      if (waking > 0) --waking;
+      ++searching;
+    }
+    return internal::Slept::kLookAgain;
+  }
+
+  void work(Worker& worker) noexcept {
+    current = &worker;
+    std::unique_lock<std::mutex> lock(mutex);
+    for (;;) {
+      if (stopped) return;
+      ExecutorTask* task = take_locked(worker);
+      if (task == nullptr) {
+        ++searching;
+        lock.unlock();
+        internal::spin_then_sleep(
+            internal::kPoolWorkerWatch,
+            [this] {
+              // relaxed: hints; the worker takes the lock before it acts.
+              return size.load(std::memory_order_relaxed) != 0 ||
+                     stop_requested.load(std::memory_order_relaxed);
+            },
+            [this] { return sleep(); });
+        lock.lock();
+        --searching;
+        continue;
+      }
+      // More queued than this worker takes: the next worker goes too.
+      const bool wake = head != nullptr && wake_needed_locked();
+      queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
+      worker.running = task;
+      lock.unlock();
+      if (wake) wake_one();
+      task->run(task);
+      lock.lock();
+      worker.running = nullptr;
+      if (worker.rerun) {  // queued again while it ran: alive, still queued
+        worker.rerun = false;
+        push_locked(*task);  // this worker takes it itself if nothing is ahead
+      }
+    }
+  }
+
+  std::mutex mutex;
+  ExecutorTask* head = nullptr;  // the FIFO
+  ExecutorTask* tail = nullptr;
+  std::atomic<std::size_t> size{0};  // of the FIFO; written under the lock
+  std::unique_ptr<Worker[]> workers;
+  std::size_t count;
+  int searching = 0;  // workers awake and looking for a task, not running one
+  int sleeping = 0;   // workers registered asleep on wake_word
+  int waking = 0;     // wake-ups issued and not yet consumed by a returning sleeper
+  bool stopped = false;
+  std::atomic<bool> stop_requested{false};  // `stopped`, for watching workers
+  internal::Atomic<std::uint32_t> wake_word{0};
+
+  static thread_local Worker* current;  // the worker whose thread this is
+};
+
+thread_local ThreadPoolExecutor::Worker* ThreadPoolExecutor::State::current = nullptr;
+
+ThreadPoolExecutor::ThreadPoolExecutor(std::size_t threads) {
+  static_assert(alignof(Worker) > kWorkerTag, "the worker tag needs a free low bit");
+  if (threads == 0)
+    throw std::invalid_argument("leanchan::ThreadPoolExecutor needs 1 thread or more");
+  state_ = std::make_unique<State>(threads);
+  worker_count_ = threads;
+  try {
+    for (std::size_t i = 0; i < threads; ++i) {
+      Worker& worker = state_->workers[i];
+      worker.thread = std::thread([this, &worker] { state_->work(worker); });
+    }
+  } catch (...) {
+    stop();
+    for (std::size_t i = 0; i < threads; ++i) {
+      if (state_->workers[i].thread.joinable()) state_->workers[i].thread.join();
+    }
+    throw;
+  }
+}
+
+ThreadPoolExecutor::~ThreadPoolExecutor() {
+  stop();
+  for (std::size_t i = 0; i < worker_count_; ++i) state_->workers[i].thread.join();
+  // Every worker is gone: discard what is still queued.
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  while (ExecutorTask* task = state_->pop_locked()) {
+    task->next = nullptr;
+    queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
+  }
+  for (std::size_t i = 0; i < worker_count_; ++i) {
+    if (ExecutorTask* task = std::exchange(state_->workers[i].slot, nullptr)) {
+      task->next = nullptr;
+      queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
+    }
+  }
+}
+
+void ThreadPoolExecutor::schedule(ExecutorTask& task) noexcept {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    // Already queued: one run covers both requests. Decided under the lock,
+    // so the run that covers it starts after this request (the worker takes
+    // the task under the same lock).
+    if (queued_flag(task).load(std::memory_order_relaxed)) return;
+    queued_flag(task).store(true, std::memory_order_relaxed);  // under the lock
+    if (Worker* owner = s.tagged_worker(task); owner != nullptr && owner->running == &task) {
+      owner->rerun = true;  // running now: its worker runs it again, nobody else
+      return;
+    }
+    Worker* self = State::current;
+    if (self != nullptr && self->pool == &s && !s.stopped) {
+      // On one of this pool's workers, inside a run: the task runs next on
+      // this thread, with no wake-up; one already in the slot moves to the FIFO.
+      ExecutorTask* displaced = std::exchange(self->slot, &task);
+      task.next = s.tag_of(*self);
+      if (displaced == nullptr) return;
+      s.push_locked(*displaced);
+    } else {
+      s.push_locked(task);
+    }
+    if (!s.wake_needed_locked()) return;
+  }
+  s.wake_one();
+}
+
+void ThreadPoolExecutor::cancel(ExecutorTask& task) noexcept {
+  // relaxed: false means nothing is queued that this call must withdraw: a
+  // schedule() the caller ordered before this call wrote true first (and
+  // coherence shows it, or a worker's later false: then it has been taken,
+  // and a run in progress is not waited for); one racing with it may be
+  // ordered after it.
+  if (!queued_flag(task).load(std::memory_order_relaxed)) return;
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!queued_flag(task).load(std::memory_order_relaxed)) return;
+  queued_flag(task).store(false, std::memory_order_relaxed);  // under the lock
+  if (Worker* owner = s.tagged_worker(task); owner != nullptr) {
+    if (owner->slot == &task) {
+      owner->slot = nullptr;
+      task.next = nullptr;
+      return;
+    }
+    if (owner->running == &task) {  // scheduled again while it runs (maybe this very run)
+      owner->rerun = false;
+      return;
+    }
+  }
+  s.unlink_locked(task);
+}
+
+void ThreadPoolExecutor::stop() noexcept {
+  State& s = *state_;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.stopped) return;
+    s.stopped = true;
+    s.stop_requested.store(true, std::memory_order_relaxed);  // a hint, as `size`
+    s.wake_word.fetch_add(1, std::memory_order_relaxed);      // as in wake_needed_locked
+  }
+  internal::futex_wake(s.wake_word, INT_MAX);
 }
 
 }  // namespace leanchan

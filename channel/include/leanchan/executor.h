@@ -4,7 +4,8 @@
 // A channel never resumes a coroutine on the thread that made it ready (a
 // sender's or the receiver's): its notifier hands an ExecutorTask to the
 // coroutine's Executor, whose own thread resumes it. ManualExecutor is a
-// small single-threaded one for tests, examples and simple programs.
+// small single-threaded one for tests, examples and simple programs;
+// ThreadPoolExecutor runs tasks on a pool of threads it owns.
 #ifndef LEANCHAN_EXECUTOR_H_
 #define LEANCHAN_EXECUTOR_H_
 
@@ -12,6 +13,8 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace leanchan {
@@ -62,6 +65,71 @@ class LEANCHAN_API ManualExecutor final : public Executor {
   ExecutorTask* head_ = nullptr;
   ExecutorTask* tail_ = nullptr;
   bool stopped_ = false;
+};
+
+// Runs tasks on `threads` worker threads it starts in its constructor and
+// joins in its destructor. schedule() and cancel() are thread-safe and keep
+// the Executor contract: neither runs a task inline nor waits for a run; a
+// task is never run on two threads at once (scheduled while it runs, it
+// runs again after that run, on the same worker); scheduling a task that is
+// already queued does nothing (one run covers both requests). Nothing
+// allocates after the constructor.
+//
+// Order: a task scheduled from outside the pool, or displaced (below), goes
+// to the back of one FIFO queue that every worker serves. A task scheduled
+// from a worker's own thread (inside a run: a channel notifier firing in a
+// coroutine the worker resumed) takes that worker's next slot and runs on
+// it as soon as the current run returns, with no other thread woken: the
+// sender and the receiver it readied share one thread and its cache. A task
+// already in the slot moves to the back of the queue; after 16 runs in a
+// row from its slot a worker serves the queue first. The price: a task in
+// a slot waits for the run ahead of it, so runs must stay short (as they
+// must on any executor; coroutines on a channel are).
+//
+// Idle workers: a worker that finds no task watches the queue briefly
+// (internal::kPoolWorkerWatch), then sleeps. schedule() wakes a sleeper
+// only when no worker is watching and no wake-up is on its way already, and
+// a worker that takes a task while more are queued wakes the next one: at
+// most one wake-up per scheduled task, none while a watching worker will
+// take it.
+//
+// Stopping: stop() (or the destructor) lets each worker finish the run in
+// progress and exit; tasks still queued then never run. The destructor
+// stops, joins, and discards them: each comes out of the queue, not queued
+// any more, its run never called, so that its owner may destroy it (a
+// coroutine suspended on a channel is destroyed by its owner, which detaches
+// it from the channel; a Detached coroutine whose task was discarded is
+// leaked, as with any executor that is destroyed under it). schedule() and
+// cancel() are allowed after stop() (a scheduled task is queued and never
+// runs), and during the destructor from a run it waits for, but from no
+// other thread once the destructor has begun: no notifier of a channel on
+// another thread may still fire into it then. The destructor must not run
+// on one of the pool's threads.
+class LEANCHAN_API ThreadPoolExecutor final : public Executor {
+ public:
+  // Starts `threads` workers. Throws std::invalid_argument if `threads` is
+  // 0, and what std::thread throws if one cannot start (the ones started
+  // are stopped and joined first).
+  explicit ThreadPoolExecutor(std::size_t threads);
+  ThreadPoolExecutor(const ThreadPoolExecutor&) = delete;
+  ThreadPoolExecutor& operator=(const ThreadPoolExecutor&) = delete;
+  ~ThreadPoolExecutor() override;
+
+  void schedule(ExecutorTask& task) noexcept override;
+  void cancel(ExecutorTask& task) noexcept override;
+  // Makes every worker exit once the run it is in (if any) returns; tasks
+  // queued now or later stay queued and never run. Idempotent; returns
+  // without waiting.
+  void stop() noexcept;
+  std::size_t thread_count() const noexcept { return worker_count_; }
+
+ private:
+  struct Worker;
+  struct State;
+  friend struct State;
+
+  std::size_t worker_count_ = 0;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace leanchan

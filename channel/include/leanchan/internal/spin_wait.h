@@ -51,6 +51,10 @@ inline constexpr int kReceiverEndCheckAfter = spin_budget(4);
 // Waiting for a notifier's callback (or a waker's last step) to end: they
 // are short, and run on another core.
 inline constexpr SpinBudget kCallbackWatch = spin_budget_of(256);
+// A ThreadPoolExecutor worker that found no task, before it sleeps: as the
+// receiver's (a task scheduled meanwhile is taken with no wake-up), then
+// yields, which a loaded machine needs to run the thread that schedules.
+inline constexpr SpinBudget kPoolWorkerWatch = spin_budget_of(16, 16, 64);
 
 // Looks at ready() within `budget`; true as soon as it returns true, false
 // when the budget is spent (zero looks for an empty budget).
