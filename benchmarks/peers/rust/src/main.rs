@@ -179,63 +179,34 @@ trait Blocking<M: Send + 'static> {
     fn recv(rx: &Self::Rx) -> Option<M>;
 }
 
-struct Crossbeam;
-impl<M: Send + 'static> Blocking<M> for Crossbeam {
-    type Tx = crossbeam_channel::Sender<M>;
-    type Rx = crossbeam_channel::Receiver<M>;
-    #[inline]
-    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
-        crossbeam_channel::bounded(capacity)
-    }
-    #[inline]
-    fn send(tx: &Self::Tx, m: M) -> bool {
-        tx.send(m).is_ok()
-    }
-    #[inline]
-    fn recv(rx: &Self::Rx) -> Option<M> {
-        rx.recv().ok()
-    }
+// One adapter per channel crate: `$send` and `$recv` are its blocking calls.
+macro_rules! blocking_adapter {
+    ($(#[$cfg:meta])* $name:ident, $krate:ident, $send:ident, $recv:ident) => {
+        $(#[$cfg])*
+        struct $name;
+        $(#[$cfg])*
+        impl<M: Send + 'static> Blocking<M> for $name {
+            type Tx = $krate::Sender<M>;
+            type Rx = $krate::Receiver<M>;
+            #[inline]
+            fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
+                $krate::bounded(capacity)
+            }
+            #[inline]
+            fn send(tx: &Self::Tx, m: M) -> bool {
+                tx.$send(m).is_ok()
+            }
+            #[inline]
+            fn recv(rx: &Self::Rx) -> Option<M> {
+                rx.$recv().ok()
+            }
+        }
+    };
 }
 
-#[cfg(feature = "flume")]
-struct Flume;
-#[cfg(feature = "flume")]
-impl<M: Send + 'static> Blocking<M> for Flume {
-    type Tx = flume::Sender<M>;
-    type Rx = flume::Receiver<M>;
-    #[inline]
-    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
-        flume::bounded(capacity)
-    }
-    #[inline]
-    fn send(tx: &Self::Tx, m: M) -> bool {
-        tx.send(m).is_ok()
-    }
-    #[inline]
-    fn recv(rx: &Self::Rx) -> Option<M> {
-        rx.recv().ok()
-    }
-}
-
-#[cfg(feature = "async-channel")]
-struct AsyncChannel;
-#[cfg(feature = "async-channel")]
-impl<M: Send + 'static> Blocking<M> for AsyncChannel {
-    type Tx = async_channel::Sender<M>;
-    type Rx = async_channel::Receiver<M>;
-    #[inline]
-    fn make(capacity: usize) -> (Self::Tx, Self::Rx) {
-        async_channel::bounded(capacity)
-    }
-    #[inline]
-    fn send(tx: &Self::Tx, m: M) -> bool {
-        tx.send_blocking(m).is_ok()
-    }
-    #[inline]
-    fn recv(rx: &Self::Rx) -> Option<M> {
-        rx.recv_blocking().ok()
-    }
-}
+blocking_adapter!(Crossbeam, crossbeam_channel, send, recv);
+blocking_adapter!(#[cfg(feature = "flume")] Flume, flume, send, recv);
+blocking_adapter!(#[cfg(feature = "async-channel")] AsyncChannel, async_channel, send_blocking, recv_blocking);
 
 // P producer threads, created before the clock and held at a start gate;
 // the main thread is the consumer. Timed: releasing the producers to the
