@@ -69,9 +69,4 @@ void ListLock::unlock(const Locked&) const noexcept {
   if ((old & ListWord::kContended) != 0) futex_wake(list.list_word_, 1);
 }
 
-bool ListLock::held_now() const noexcept {
-  // relaxed: a hint for a brief watch; the lock's own RMW decides.
-  return (list_of(this).list_word_.load(std::memory_order_relaxed) & ListWord::kLocked) != 0;
-}
-
 }  // namespace leanchan::internal

@@ -47,8 +47,6 @@ class LEANCHAN_API ListLock {
   [[nodiscard]] Locked lock() const noexcept;
   // Publishes the list (and its tail's tag) and wakes one sleeper if any.
   void unlock(const Locked& held) const noexcept;
-  // True if some thread holds it now (a hint, for a brief watch).
-  bool held_now() const noexcept;
 
  protected:
   ListLock() = default;
