@@ -15,16 +15,12 @@
 namespace leanchan::internal {
 namespace {
 
-constexpr std::uint32_t kLocked = ListWord::kLocked;
-constexpr std::uint32_t kContended = ListWord::kContended;
-
-inline std::uint32_t tag_of_word(std::uint32_t word) noexcept { return ListWord::tag_of(word); }
 
 }  // namespace
 
 bool BlockList::covers(std::uint32_t tag) const noexcept {
   const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
-  return (word & kLocked) == 0 && !tag_is_after(tag, tag_of_word(word));
+  return (word & ListWord::kLocked) == 0 && !tag_is_after(tag, ListWord::tag_of(word));
 }
 
 BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
@@ -33,14 +29,14 @@ BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
   // changes the tag, so agreement means the pointer is the block numbered
   // `tag`, and the caller's unconsumed slot in it keeps it alive.
   const std::uint32_t before = list_word_.load(std::memory_order_acquire);
-  if ((before & kLocked) != 0 || tag_of_word(before) != tag) return nullptr;
+  if ((before & ListWord::kLocked) != 0 || ListWord::tag_of(before) != tag) return nullptr;
   // acquire: pairs with the writer's release store of tail_block_. If this
   // reads a pointer stored inside a locked section, that section's locking
   // RMW happens-before the re-read below, which then sees the lock bit or a
   // later word (whose tag differs if the tail moved).
   BlockHeader* tail = tail_block_.load(std::memory_order_acquire);
   const std::uint32_t after = list_word_.load(std::memory_order_relaxed);
-  if (((before ^ after) & ~kContended) != 0) return nullptr;
+  if (((before ^ after) & ~ListWord::kContended) != 0) return nullptr;
   return tail;
 }
 
@@ -96,7 +92,8 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   BlockHeader* found = nullptr;
   (void)watch(kOpenBlockWatch, [&] {
     found = tail_if_numbered(target);
-    return found != nullptr || (list_word_.load(std::memory_order_relaxed) & kLocked) == 0;
+    return found != nullptr ||
+           (list_word_.load(std::memory_order_relaxed) & ListWord::kLocked) == 0;
   });
   if (found != nullptr) return found;
   const Locked held = lock();
