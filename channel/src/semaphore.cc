@@ -174,13 +174,12 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
   const bool first_in_line = waiters_.first_sender() == &waiter.node;
   lock.unlock(held);
   LEANCHAN_TEST_POINT(kSendThreadQueued);
-  return await(waiter, first_in_line && !expired, deadline, lock);
+  return await(waiter, first_in_line && !expired, expired, deadline, lock);
 }
 
-PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, const Deadline* deadline,
-                               const ListLock& lock) noexcept {
+PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, bool expired,
+                               const Deadline* deadline, const ListLock& lock) noexcept {
   const SpinBudget none{};
-  const bool expired = deadline != nullptr && *deadline <= std::chrono::steady_clock::now();
   const SpinBudget& nudged = expired ? none : first_waiter_budget(first_waiter_watch());
   for (;;) {
     // Watch, then sleep, until the outcome is stored or the deadline passes.
