@@ -56,20 +56,49 @@ bool MemoryBudget::try_charge(std::size_t bytes) noexcept {
   // relaxed (load, success, failure): the count publishes no data; the
   // memory itself is the upstream's, which orders its own reuse.
   std::uint64_t charge = charge_.load(std::memory_order_relaxed);
+#if defined(LEANCHAN_EXPLORE)
+  if (internal::explore::mutant() == 5) {
+    // The explorer's self-test: check, then add in a second RMW (two
+    // charges that both pass the check take the bytes held above the limit).
+    if (bytes > limit_ - bytes_of(charge)) return false;
+    charge = charge_.fetch_add(kOneAllocation + bytes, std::memory_order_relaxed);
+    note_high_water(bytes_of(charge) + bytes);
+    return true;
+  }
+#endif
   do {
     // bytes_of(charge) <= limit_: no wrap.
     if (bytes > limit_ - bytes_of(charge)) return false;
     if (allocations_of(charge) == kMaxAllocations) return false;
   } while (!charge_.compare_exchange_weak(charge, charge + kOneAllocation + bytes,
                                           std::memory_order_relaxed, std::memory_order_relaxed));
-  const std::uint64_t held = bytes_of(charge) + bytes;
+  note_high_water(bytes_of(charge) + bytes);
+  return true;
+}
+
+void MemoryBudget::note_high_water(std::uint64_t held) noexcept {
   // relaxed: a statistic. The mark only rises here; a CAS loop so that two
   // racing charges leave the larger.
   std::uint64_t mark = high_water_.load(std::memory_order_relaxed);
   while (mark < held && !high_water_.compare_exchange_weak(mark, held, std::memory_order_relaxed,
                                                            std::memory_order_relaxed)) {
   }
-  return true;
+}
+
+void MemoryBudget::refund(std::size_t bytes) noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  if (internal::explore::mutant() == 6) {
+    // The explorer's self-test: the refund as a load and a store (a charge
+    // between them is lost, and the held count drifts from the truth).
+    charge_.store(charge_.load(std::memory_order_relaxed) - (kOneAllocation + bytes),
+                  std::memory_order_relaxed);
+    return;
+  }
+#endif
+  // relaxed: the count publishes nothing (see try_charge); a charge that
+  // reads this refund may go upstream at once, and the upstream, not this
+  // count, orders the reuse of the memory.
+  charge_.fetch_sub(kOneAllocation + bytes, std::memory_order_relaxed);
 }
 
 void* MemoryBudget::do_allocate(std::size_t bytes, std::size_t alignment) {
@@ -83,8 +112,7 @@ void* MemoryBudget::do_allocate(std::size_t bytes, std::size_t alignment) {
   try {
     return upstream_->allocate(bytes, alignment);
   } catch (...) {
-    // relaxed: undoes this thread's own charge; publishes nothing.
-    charge_.fetch_sub(kOneAllocation + bytes, std::memory_order_relaxed);
+    refund(bytes);  // undoes this thread's own charge
     throw;
   }
 }
@@ -93,10 +121,7 @@ void MemoryBudget::do_deallocate(void* p, std::size_t bytes, std::size_t alignme
   // The upstream has the memory back before the refund, so in this thread's
   // order the bytes out through this budget never exceed the limit either.
   upstream_->deallocate(p, bytes, alignment);
-  // relaxed: the count publishes nothing (see try_charge); a charge that
-  // reads this refund may go upstream at once, and the upstream, not this
-  // count, orders the reuse of the memory.
-  charge_.fetch_sub(kOneAllocation + bytes, std::memory_order_relaxed);
+  refund(bytes);
 }
 
 bool MemoryBudget::do_is_equal(const std::pmr::memory_resource& other) const noexcept {

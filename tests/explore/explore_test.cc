@@ -559,4 +559,10 @@ TEST(Explore, CancelAfterCloseWakesTheReceiver) {
                [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); });
 }
 
+// Two budget charges racing each other and a refund (MemoryBudget).
+TEST(Explore, BudgetChargeRacingARefund) {
+  run_scenario("budget charge racing a refund", 2,
+               [] { leanchan::explore_test::budget_charge_racing_a_refund(); });
+}
+
 }  // namespace

@@ -85,4 +85,20 @@ TEST(ExploreMutant, CancelAfterCloseDoesNotWakeTheReceiver) {
                     [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); }, 4));
 }
 
+// Defect 5: the budget checks its limit with a load and charges with a
+// separate RMW: two sends that pass the check together both get a block.
+TEST(ExploreMutant, BudgetChecksThenCharges) {
+  expect_caught(
+      "budget checks then charges",
+      explore_with_env([] { leanchan::explore_test::budget_charge_racing_a_refund(); }, 5));
+}
+
+// Defect 6: the budget's refund is a load and a store: a charge between
+// them is lost, and the bytes held drift from what the channels hold.
+TEST(ExploreMutant, BudgetRefundIsNotOneRmw) {
+  expect_caught(
+      "budget refund as a load and a store",
+      explore_with_env([] { leanchan::explore_test::budget_charge_racing_a_refund(); }, 6));
+}
+
 }  // namespace

@@ -5,8 +5,12 @@
 #ifndef LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_
 #define LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_
 
+#include <cstddef>
+#include <optional>
+
 #include "explorer.h"
 #include "leanchan/channel.h"
+#include "leanchan/memory_budget.h"
 #include "scenario_support.h"
 
 namespace leanchan::explore_test {
@@ -63,6 +67,64 @@ inline void cancel_after_close_wakes_the_receiver() {
   }
   explore::join_all();
   rx.clear_notifier();
+}
+
+// Three keep-none channels share a budget with room for their control
+// blocks and two blocks; channel A holds one. A's receiver drains it (its
+// block is refunded) while B's and C's senders race for the room: one
+// block's worth at first, two once the refund lands. Whatever the
+// schedule: the bytes held never pass the limit, the room there is never
+// refused, a refused send hands its value back and is told apart as the
+// budget's refusal, the count ends exactly at what the channels hold, and
+// a refused sender gets its block once memory comes back. A charge that
+// checks and then adds lets both sends in before the refund (mutant 5); a
+// refund that is not one RMW loses a charge made between its load and its
+// store (mutant 6).
+inline void budget_charge_racing_a_refund() {
+  constexpr std::size_t kControl = 72;              // 64 + the resource pointer
+  constexpr std::size_t kBlock = 16 + sizeof(int);  // one slot
+  constexpr std::size_t kLimit = 3 * kControl + 2 * kBlock;
+  MemoryBudget budget(kLimit);
+  const ChannelOptions options{.retention = Retention::kKeepNone, .memory = &budget};
+  auto a = leanchan::channel<int, 1>(1, options);  // not bound: Clang 14 cannot capture a binding
+  auto b = leanchan::channel<int, 1>(1, options);
+  auto c = leanchan::channel<int, 1>(1, options);
+  explore::check(a.first.try_send(0).ok(), "A's block fits");
+  explore::check(budget.held() == kLimit - kBlock, "room for one block");
+  // One send on a full budget: true if sent; else the value came back and
+  // the budget says it refused this thread.
+  auto send = [&budget](Sender<int, 1>& tx, int value) {
+    auto result = tx.try_send(value);
+    if (result.ok()) return true;
+    explore::check(result.status() == SendStatus::kNoMemory, "refused as no memory");
+    explore::check(std::move(result).value() == value, "the refused value comes back");
+    explore::check(budget.refused_on_this_thread(), "told apart as the budget's refusal");
+    return false;
+  };
+  explore::spawn([&a] { explore::check(a.second.try_recv().value() == 0, "A's message"); });
+  bool b_sent = false;
+  explore::spawn([&] { b_sent = send(b.first, 1); });
+  const bool c_sent = send(c.first, 2);
+  explore::join_all();
+  const auto figures = budget.figures();
+  explore::check(figures.high_water <= kLimit, "the limit was exceeded");
+  explore::check(b_sent || c_sent, "both refused with room for a block");
+  const std::size_t held = 3 * kControl + kBlock * (std::size_t{b_sent} + std::size_t{c_sent});
+  explore::check(figures.held == held, "the bytes held drifted from the channels'");
+  explore::check(
+      figures.held == a.second.memory_usage() + b.second.memory_usage() + c.second.memory_usage(),
+      "the budget disagrees with memory_usage()");
+  // Recovery: once the messages sent are taken, a refused sender gets its
+  // block.
+  if (b_sent) explore::check(b.second.try_recv().value() == 1, "B's message");
+  if (c_sent) explore::check(c.second.try_recv().value() == 2, "C's message");
+  if (!b_sent) {
+    explore::check(b.first.try_send(1).ok() && b.second.try_recv().value() == 1, "B recovers");
+  }
+  if (!c_sent) {
+    explore::check(c.first.try_send(2).ok() && c.second.try_recv().value() == 2, "C recovers");
+  }
+  explore::check(budget.held() == 3 * kControl, "every block refunded");
 }
 
 }  // namespace leanchan::explore_test

@@ -40,13 +40,13 @@
 #ifndef LEANCHAN_MEMORY_BUDGET_H_
 #define LEANCHAN_MEMORY_BUDGET_H_
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
 #include <new>
 
 #include "leanchan/export.h"
+#include "leanchan/internal/atomic.h"
 
 namespace leanchan {
 
@@ -114,14 +114,19 @@ class LEANCHAN_API MemoryBudget final : public std::pmr::memory_resource {
   // below limit_ and the allocations at or below kMaxAllocations; false
   // (nothing charged) otherwise.
   bool try_charge(std::size_t bytes) noexcept;
+  // Takes back one allocation of `bytes` that try_charge charged.
+  void refund(std::size_t bytes) noexcept;
+  // Raises high_water_ to `held` if it is below.
+  void note_high_water(std::uint64_t held) noexcept;
 
   const std::uint64_t limit_;
   std::pmr::memory_resource* const upstream_;
   // One cache line, written by the threads that allocate and free: nothing
   // else shares it. charge_: live allocations << 40 | bytes held.
-  alignas(64) std::atomic<std::uint64_t> charge_{0};
-  std::atomic<std::uint64_t> high_water_{0};
-  std::atomic<std::uint64_t> refusals_{0};
+  // internal::Atomic: std::atomic, or the schedule explorer's in its build.
+  alignas(64) internal::Atomic<std::uint64_t> charge_{0};
+  internal::Atomic<std::uint64_t> high_water_{0};
+  internal::Atomic<std::uint64_t> refusals_{0};
 };
 
 }  // namespace leanchan

@@ -45,6 +45,10 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    lock is released, so a sender providing in between counts them twice.
 // 4: cancel_send gives a notifier's unused grant back without telling the
 //    receiver, which may have armed its notifier on a closed channel.
+// 5: MemoryBudget's charge checks the limit with a load and adds with a
+//    separate RMW, so two charges that pass the check together exceed it.
+// 6: MemoryBudget's refund is a load and a store, so a charge between them
+//    is lost and the bytes held drift from what the channels hold.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on
