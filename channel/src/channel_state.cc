@@ -6,6 +6,7 @@
 
 #include <new>
 
+#include "leanchan/channel_registry.h"
 #include "leanchan/internal/ending.h"
 #include "leanchan/internal/give_back.h"
 
@@ -97,11 +98,32 @@ void ChannelState::detach_receive_node() noexcept {
   blocks_.unlock(held);
 }
 
+bool ChannelState::is_control_block_request(std::size_t bytes, std::size_t alignment) noexcept {
+  return alignment == kControlAlignment &&
+         (bytes == sizeof(ChannelStateWithResource) || bytes == sizeof(RegisteredChannelState));
+}
+
 ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                                   std::pmr::memory_resource* resource, WaiterWatch watch) {
+                                   std::pmr::memory_resource* resource, WaiterWatch watch,
+                                   const Registration* registration) {
+  if (registration != nullptr) {
+    if (resource == nullptr) resource = std::pmr::new_delete_resource();
+    void* memory = resource->allocate(sizeof(RegisteredChannelState), kControlAlignment);
+    auto* registered = ::new (memory)
+        RegisteredChannelState{ChannelState(capacity, slots, retention, true, watch, true),
+                               resource,
+                               {registration->registry, 0}};
+    try {
+      registration->registry->add(&registered->state, registration->block_bytes, registration->tag);
+    } catch (...) {
+      registered->~RegisteredChannelState();
+      resource->deallocate(memory, sizeof(RegisteredChannelState), kControlAlignment);
+      throw;
+    }
+    return &registered->state;
+  }
   if (resource == nullptr) return new ChannelState(capacity, slots, retention, false, watch);
-  void* memory =
-      resource->allocate(sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
+  void* memory = resource->allocate(sizeof(ChannelStateWithResource), kControlAlignment);
   auto* both = ::new (memory)
       ChannelStateWithResource{ChannelState(capacity, slots, retention, true, watch), resource};
   return &both->state;
@@ -109,14 +131,15 @@ ChannelState* ChannelState::create(std::uint32_t capacity, std::uint32_t slots, 
 
 ChannelState* ChannelState::try_create(std::uint32_t capacity, std::uint32_t slots,
                                        Retention retention, std::pmr::memory_resource* resource,
-                                       WaiterWatch watch) noexcept {
-  if (resource == nullptr) {
+                                       WaiterWatch watch,
+                                       const Registration* registration) noexcept {
+  if (resource == nullptr && registration == nullptr) {
     return new (std::nothrow) ChannelState(capacity, slots, retention, false, watch);
   }
   try {
-    return create(capacity, slots, retention, resource, watch);
+    return create(capacity, slots, retention, resource, watch, registration);
   } catch (...) {
-    return nullptr;  // what the resource threw: no memory for the control block
+    return nullptr;  // what the resource (or the registry) threw: no memory
   }
 }
 
@@ -127,10 +150,16 @@ void ChannelState::destroy(ChannelState* state) noexcept {
   }
   // The state is the first member of a standard-layout struct: the two
   // addresses are the same (pointer-interconvertible).
+  std::pmr::memory_resource* resource = state->memory_resource();
+  if (state->registered()) {
+    auto* registered = reinterpret_cast<RegisteredChannelState*>(state);
+    registered->~RegisteredChannelState();
+    resource->deallocate(registered, sizeof(RegisteredChannelState), kControlAlignment);
+    return;
+  }
   auto* both = reinterpret_cast<ChannelStateWithResource*>(state);
-  std::pmr::memory_resource* resource = both->resource;
   both->~ChannelStateWithResource();
-  resource->deallocate(both, sizeof(ChannelStateWithResource), alignof(ChannelStateWithResource));
+  resource->deallocate(both, sizeof(ChannelStateWithResource), kControlAlignment);
 }
 
 std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
@@ -138,12 +167,22 @@ std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
   return reinterpret_cast<const ChannelStateWithResource*>(this)->resource;
 }
 
-std::size_t ChannelState::control_bytes() const noexcept {
-  return has_resource() ? sizeof(ChannelStateWithResource) : sizeof(ChannelState);
+ChannelState::RegistryLink* ChannelState::registry_link() noexcept {
+  if (!registered()) return nullptr;
+  return &reinterpret_cast<RegisteredChannelState*>(this)->link;
 }
 
-std::size_t ChannelState::memory_usage(const BlockLayout& layout) const noexcept {
-  return control_bytes() + blocks_.live_blocks() * layout.bytes;
+void ChannelState::leave_registry_slow() noexcept {
+  registry_link()->registry->remove(this);
+}
+
+std::size_t ChannelState::control_bytes() const noexcept {
+  if (!has_resource()) return sizeof(ChannelState);
+  return registered() ? sizeof(RegisteredChannelState) : sizeof(ChannelStateWithResource);
+}
+
+std::size_t ChannelState::memory_usage(std::size_t block_bytes) const noexcept {
+  return control_bytes() + blocks_.live_blocks() * block_bytes;
 }
 
 }  // namespace leanchan::internal

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cassert>
 
+#include "leanchan/internal/channel_state.h"
+
 namespace leanchan {
 namespace {
 
@@ -109,18 +111,28 @@ void* MemoryBudget::do_allocate(std::size_t bytes, std::size_t alignment) {
     t_last_refusal = this;
     throw BudgetExceeded();
   }
+  void* memory = nullptr;
   try {
-    return upstream_->allocate(bytes, alignment);
+    memory = upstream_->allocate(bytes, alignment);
   } catch (...) {
     refund(bytes);  // undoes this thread's own charge
     throw;
   }
+  if (internal::ChannelState::is_control_block_request(bytes, alignment)) {
+    // relaxed: a statistic.
+    channels_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return memory;
 }
 
 void MemoryBudget::do_deallocate(void* p, std::size_t bytes, std::size_t alignment) {
   // The upstream has the memory back before the refund, so in this thread's
   // order the bytes out through this budget never exceed the limit either.
   upstream_->deallocate(p, bytes, alignment);
+  if (internal::ChannelState::is_control_block_request(bytes, alignment)) {
+    // relaxed: a statistic.
+    channels_.fetch_sub(1, std::memory_order_relaxed);
+  }
   refund(bytes);
 }
 
@@ -141,6 +153,9 @@ MemoryBudgetFigures MemoryBudget::figures() const noexcept {
   figures.limit = limit();
   figures.held = static_cast<std::size_t>(bytes_of(charge));
   figures.live_allocations = static_cast<std::size_t>(allocations_of(charge));
+  figures.channels = static_cast<std::size_t>(
+      std::min(channels_.load(std::memory_order_relaxed), allocations_of(charge)));
+  figures.blocks = figures.live_allocations - figures.channels;
   figures.high_water = static_cast<std::size_t>(high_water_.load(std::memory_order_relaxed));
   figures.refusals = refusals_.load(std::memory_order_relaxed);
   return figures;

@@ -254,6 +254,39 @@ TEST(MemoryBudget, OtherChannelsKeepWorkingAndARefusedOneRecoversWhenMemoryComes
   EXPECT_EQ(tx_a.try_send(7).status(), SendStatus::kNoMemory);  // now b holds it
 }
 
+// figures().channels counts control blocks, blocks the rest, by the
+// request alone (a control block's 72 bytes aligned to 16 is no block's).
+TEST(MemoryBudget, CountsChannelsAndBlocksApart) {
+  MemoryBudget budget(1 << 20);
+  {
+    auto [tx1, rx1] = leanchan::channel<std::uint64_t, kB>(kCapacity, {.memory = &budget});
+    auto [tx2, rx2] = leanchan::channel<Tracked, kB>(kCapacity, {.memory = &budget});
+    // A block of 72 bytes (16 + 56), as many as a control block, but
+    // requested aligned to 8.
+    struct Words7 {
+      std::uint64_t words[7];
+    };
+    static_assert(block_bytes<Words7, 1>(1) == kControlBytes);
+    auto [tx3, rx3] = leanchan::channel<Words7, 1>(1, {.memory = &budget});
+    EXPECT_EQ(budget.figures().channels, 3u);
+    EXPECT_EQ(budget.figures().blocks, 0u);
+    for (std::uint64_t i = 0; i < kCapacity; ++i) ASSERT_TRUE(tx1.try_send(i).ok());
+    ASSERT_TRUE(tx2.try_send(Tracked(1)).ok());
+    ASSERT_TRUE(tx3.try_send(Words7{}).ok());
+    auto figures = budget.figures();
+    EXPECT_EQ(figures.channels, 3u);
+    EXPECT_EQ(figures.blocks, 4u + 1u + 1u);  // ceil(16 / 4), one, one
+    EXPECT_EQ(figures.live_allocations, figures.channels + figures.blocks);
+    EXPECT_EQ(figures.held, 3 * kControlBytes + 4 * kU64Block + kTrackedBlock + 72);
+    EXPECT_EQ(drain(rx1), kCapacity);
+    EXPECT_EQ(rx1.shrink_to_fit(), kU64Block);  // kKeepOne kept one
+    EXPECT_EQ(budget.figures().blocks, 2u);
+  }
+  EXPECT_EQ(budget.figures().channels, 0u);
+  EXPECT_EQ(budget.figures().blocks, 0u);
+  EXPECT_EQ(budget.held(), 0u);
+}
+
 TEST(MemoryBudget, AControlBlockOverTheLimitFailsCreation) {
   MemoryBudget budget(kControlBytes - 1);
   EXPECT_THROW((void)leanchan::channel<std::uint64_t>(kCapacity, {.memory = &budget}),

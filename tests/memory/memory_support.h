@@ -15,6 +15,9 @@ namespace leanchan::testing {
 // plus the resource pointer, and a block of a channel<T, B>(capacity) is
 // 16 + b*S bytes, b = min(B, capacity), S = sizeof(T) (alignof(T) <= 16).
 inline constexpr std::size_t kControlBytes = 64 + sizeof(void*);
+// Listed in a ChannelRegistry: 64 bytes, the resource pointer, and the
+// registry's link (its pointer and the channel's index in its list).
+inline constexpr std::size_t kRegisteredControlBytes = 64 + 3 * sizeof(void*);
 template <class T, std::size_t B>
 constexpr std::size_t block_bytes(std::size_t capacity) {
   return 16 + std::min(B, capacity) * sizeof(T);

@@ -107,9 +107,12 @@ std::pair<Sender<T, BlockSize>, Receiver<T, BlockSize>> channel(std::size_t capa
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   internal::validate_capacity(capacity);
   internal::validate_retention(options.retention);
+  using Ops = internal::ChannelOps<T, BlockSize>;
+  const std::uint32_t slots = Ops::slots_for(capacity);
+  const auto registration = Ops::registration(slots, options);
   auto* state = internal::ChannelState::create(
-      static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
-      options.retention, options.memory, options.first_waiter_watch);
+      static_cast<std::uint32_t>(capacity), slots, options.retention, options.memory,
+      options.first_waiter_watch, options.registry != nullptr ? &registration : nullptr);
   return {Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)};
 }
 // Why try_channel made no channel.
@@ -143,9 +146,12 @@ TryChannel<T, BlockSize> try_channel(std::size_t capacity, ChannelOptions option
   static_assert(internal::CheckChannelParameters<T, BlockSize>::kValid);
   const ChannelError error = internal::check_channel_arguments(capacity, options.retention);
   if (error != ChannelError::kOk) return {error, std::nullopt};
+  using Ops = internal::ChannelOps<T, BlockSize>;
+  const std::uint32_t slots = Ops::slots_for(capacity);
+  const auto registration = Ops::registration(slots, options);
   auto* state = internal::ChannelState::try_create(
-      static_cast<std::uint32_t>(capacity), internal::ChannelOps<T, BlockSize>::slots_for(capacity),
-      options.retention, options.memory, options.first_waiter_watch);
+      static_cast<std::uint32_t>(capacity), slots, options.retention, options.memory,
+      options.first_waiter_watch, options.registry != nullptr ? &registration : nullptr);
   if (state == nullptr) return {ChannelError::kNoMemory, std::nullopt};
   return {ChannelError::kOk, std::pair{Sender<T, BlockSize>(state), Receiver<T, BlockSize>(state)}};
 }

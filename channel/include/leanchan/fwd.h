@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstddef>
+#include <cstdint>
 #include <memory_resource>
 
 namespace leanchan {
@@ -85,10 +86,18 @@ enum class WaiterWatch : std::uint8_t { kDefault, kNone, kLong };
 // the channel and be thread-safe (senders open blocks on their threads,
 // the receiver frees them on its own), e.g. a
 // std::pmr::synchronized_pool_resource.
+// `registry` (opt-in, leanchan/channel_registry.h): the channel is listed in
+// it under `registry_tag`, so that the registry can say which of its
+// channels hold the most memory; the control block is then 64 + 24 bytes
+// (from `memory`, or the global operator new). Null (the default): no
+// registry, nothing listed, nothing more allocated.
+class ChannelRegistry;
 struct ChannelOptions {
   Retention retention = Retention::kKeepOne;
   std::pmr::memory_resource* memory = nullptr;
   WaiterWatch first_waiter_watch = WaiterWatch::kDefault;
+  ChannelRegistry* registry = nullptr;
+  std::uint64_t registry_tag = 0;
 };
 
 template <class T, std::size_t BlockSize = default_block_size<T>>

@@ -55,6 +55,12 @@ struct ChannelOps {
   static BlockLayout layout(const ChannelState& state, std::uint32_t block_slots) noexcept {
     return Shape::layout_for(block_slots, state.memory_resource());
   }
+  // What a channel created with `options` tells its registry (used only
+  // when options.registry is set).
+  static ChannelState::Registration registration(std::uint32_t slots,
+                                                 const ChannelOptions& options) noexcept {
+    return {options.registry, Shape::layout_for(slots, nullptr).bytes, options.registry_tag};
+  }
   struct Place {
     std::uint64_t block_number;
     std::uint32_t slot;
@@ -282,6 +288,7 @@ struct ChannelOps {
   // receiver cleared the ready bits of what it consumed (forget_consumed),
   // so every set bit is a message still queued.
   static void destroy(ChannelState* state) noexcept {
+    state->leave_registry();  // before anything is freed: a registry walk reads the blocks
     const BlockHeader* tail = state->blocks().tail_block();
     for (BlockHeader* block = state->blocks().head(); block != nullptr;
          block = block == tail ? nullptr : block->next) {

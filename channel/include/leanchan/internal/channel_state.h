@@ -43,25 +43,67 @@ namespace leanchan::internal {
 
 class LEANCHAN_API ChannelState {
  public:
+  // A channel created into a ChannelRegistry (leanchan/channel_registry.h):
+  // the registry, the bytes of one of its blocks (BlockLayout::bytes, for
+  // the registry's memory_usage() of it) and the user's tag.
+  struct Registration {
+    ChannelRegistry* registry;
+    std::size_t block_bytes;
+    std::uint64_t tag;
+  };
+  // Where a registered channel's entry is: written by the registry under
+  // its mutex.
+  struct RegistryLink {
+    ChannelRegistry* registry;
+    std::size_t index;
+  };
+  // The alignment a control block is requested with from a memory
+  // resource. Its sizes (72, or 88 registered) are not multiples of it,
+  // while a block requested with an alignment above alignof(BlockHeader)
+  // always has a size that is one (the header and the slots are multiples
+  // of alignof(T)): so a resource tells control blocks from blocks by the
+  // request alone (is_control_block_request; MemoryBudget counts channels
+  // so).
+  static constexpr std::size_t kControlAlignment = 16;
+  static bool is_control_block_request(std::size_t bytes, std::size_t alignment) noexcept;
+
   // Makes a control block: 64 bytes from the global operator new, or, with a
   // memory resource, 64 + 8 bytes from it (the resource pointer follows the
-  // state). `slots`: the slots per block (1..32). Throws what the
-  // allocation throws (std::bad_alloc).
+  // state), or, registered, 64 + 24 bytes (the resource pointer, then the
+  // RegistryLink) from the resource (the global one, new_delete_resource,
+  // if none is given) and an entry in the registry. `slots`: the slots per
+  // block (1..32). Throws what the allocation (or the registry's) throws
+  // (std::bad_alloc).
   static ChannelState* create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
                               std::pmr::memory_resource* resource,
-                              WaiterWatch watch = WaiterWatch::kDefault);
-  // As create, but null instead of throwing when the allocation fails.
+                              WaiterWatch watch = WaiterWatch::kDefault,
+                              const Registration* registration = nullptr);
+  // As create, but null instead of throwing when an allocation fails.
   static ChannelState* try_create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
                                   std::pmr::memory_resource* resource,
-                                  WaiterWatch watch = WaiterWatch::kDefault) noexcept;
-  // Frees it where it came from. The last handle only, blocks already freed.
+                                  WaiterWatch watch = WaiterWatch::kDefault,
+                                  const Registration* registration = nullptr) noexcept;
+  // Frees it where it came from. The last handle only, blocks already
+  // freed, out of its registry (leave_registry) already.
   static void destroy(ChannelState* state) noexcept;
   // Where blocks (and this control block) come from; null: operator new.
   std::pmr::memory_resource* memory_resource() const noexcept;
-  // This control block's own bytes: 64, or 72 with a memory resource.
+  // This control block's own bytes: 64, 72 with a memory resource, 88
+  // registered.
   std::size_t control_bytes() const noexcept;
   // Bytes held now: this control block plus every live block (takes the lock).
-  std::size_t memory_usage(const BlockLayout& layout) const noexcept;
+  std::size_t memory_usage(const BlockLayout& layout) const noexcept {
+    return memory_usage(layout.bytes);
+  }
+  // The same, for blocks of `block_bytes` each (a ChannelRegistry's walk).
+  std::size_t memory_usage(std::size_t block_bytes) const noexcept;
+  // Null unless created with a Registration.
+  RegistryLink* registry_link() noexcept;
+  // The last handle, before it frees anything: takes the channel out of its
+  // registry (which then no longer reads it). No-op if not registered.
+  void leave_registry() noexcept {
+    if (registered()) leave_registry_slow();
+  }
   ChannelState(const ChannelState&) = delete;
   ChannelState& operator=(const ChannelState&) = delete;
 
@@ -170,14 +212,18 @@ class LEANCHAN_API ChannelState {
                                 ThreadWaitNode::PushFunction push) noexcept;
 
   ChannelState(std::uint32_t capacity, std::uint32_t slots, Retention retention, bool has_resource,
-               WaiterWatch watch) noexcept
+               WaiterWatch watch, bool registered = false) noexcept
       : semaphore_(capacity, watch),
         kept_blocks_(static_cast<std::uint8_t>(retention.blocks())),
-        shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0))) {}
+        shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0) |
+                                         (registered ? kRegistered : 0))) {}
 
   static constexpr std::uint8_t kSlotsMask = 0x3F;
+  static constexpr std::uint8_t kRegistered = 0x40;
   static constexpr std::uint8_t kHasResource = 0x80;
   bool has_resource() const noexcept { return (shape_ & kHasResource) != 0; }
+  bool registered() const noexcept { return (shape_ & kRegistered) != 0; }
+  void leave_registry_slow() noexcept;
 
   // The parts, laid out so that the words every message touches come first.
   BlockList blocks_;                // positions, blocks, the list lock
@@ -185,8 +231,8 @@ class LEANCHAN_API ChannelState {
   ReceiverSignal signal_;           // the receiver's wait and notifier
   Lifetime lifetime_;               // sender and handle counts
   const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain
-  // [5..0] slots per block (1..32) | [7] a memory resource pointer follows
-  // this object
+  // [5..0] slots per block (1..32) | [6] registered: a RegistryLink follows
+  // the resource pointer | [7] a memory resource pointer follows this object
   const std::uint8_t shape_;
   // The returned position: every position before it was taken by the
   // receiver and its permit went back. Its low 16 bits, written under the
@@ -216,6 +262,19 @@ struct ChannelStateWithResource {
   std::pmr::memory_resource* resource;
 };
 static_assert(offsetof(ChannelStateWithResource, resource) == 64);
+
+// Registered: the registry's link follows the resource pointer.
+struct RegisteredChannelState {
+  ChannelState state;
+  std::pmr::memory_resource* resource;
+  ChannelState::RegistryLink link;
+};
+static_assert(offsetof(RegisteredChannelState, resource) == 64);
+static_assert(sizeof(ChannelStateWithResource) == 72 && sizeof(RegisteredChannelState) == 88);
+static_assert(sizeof(ChannelStateWithResource) % ChannelState::kControlAlignment != 0 &&
+                  sizeof(RegisteredChannelState) % ChannelState::kControlAlignment != 0 &&
+                  ChannelState::kControlAlignment > alignof(BlockHeader),
+              "leanchan: a control block's request must differ from every block's");
 
 static_assert(sizeof(ChannelState) == 64,
               "leanchan: the control block must fit in 64 bytes (docs/memory.md)");
