@@ -8,6 +8,7 @@
 //
 //   memory_resource/deep_queue/<resource>[/keep:8]    items (messages) per second
 //   memory_resource/uncontended/<resource>[/keep:8]   one thread filling and draining
+//   memory_resource/registry_walk/100000               ms per ChannelRegistry walk
 //
 // Each iteration makes a fresh channel (its control block and blocks come
 // from the resource) and moves 2^15 messages through it, so a block is
@@ -23,9 +24,12 @@
 #include <memory_resource>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "leanchan/block_pool.h"
 #include "leanchan/channel.h"
+#include "leanchan/channel_registry.h"
 #include "leanchan/memory_budget.h"
 
 namespace {
@@ -91,6 +95,28 @@ void uncontended(benchmark::State& state, std::pmr::memory_resource* memory) {
                           static_cast<std::int64_t>(kMessages));
 }
 
+// A ChannelRegistry's walk: 100,000 listed channel<Message>(16), each
+// holding one message (so the walk reads a block's tags as well as each
+// control block), and figures(10) per iteration: its time is the walk's.
+void registry_walk(benchmark::State& state) {
+  const auto channels = static_cast<std::size_t>(state.range(0));
+  leanchan::ChannelRegistry registry;
+  std::vector<std::pair<leanchan::Sender<Message>, leanchan::Receiver<Message>>> ends;
+  ends.reserve(channels);
+  for (std::size_t i = 0; i < channels; ++i) {
+    ends.push_back(leanchan::channel<Message>(16, {.registry = &registry, .registry_tag = i}));
+    if (!ends.back().first.try_send(Message{}).ok()) state.SkipWithError("send failed");
+  }
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const auto figures = registry.figures(10);
+    bytes = figures.bytes;
+    benchmark::DoNotOptimize(bytes);
+  }
+  state.counters["channels"] = static_cast<double>(channels);
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
 using Shape = void (*)(benchmark::State&, std::pmr::memory_resource*);
 
 // Registers `shape` through each resource: memory_resource/<name>/<resource>.
@@ -128,6 +154,10 @@ void register_shape(const std::string& name, Shape shape) {
 int main(int argc, char** argv) {
   register_shape("deep_queue", deep_queue);
   register_shape("uncontended", uncontended);
+  benchmark::RegisterBenchmark("memory_resource/registry_walk", registry_walk)
+      ->Arg(100'000)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
