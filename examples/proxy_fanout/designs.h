@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "leanchan/channel.h"
+#include "leanchan/channel_registry.h"
 #include "leanchan/ready_set.h"
 #include "tokio_style/channel.h"
 
@@ -34,11 +35,15 @@ struct Leanchan {
   using Rx = leanchan::Receiver<HealthEvent>;
   // Health events are small and rare: a drained service channel keeps no
   // block (Retention::kKeepNone), so an idle service costs 64 heap bytes.
-  // `memory`: the services' shared budget, or null.
+  // `memory`: the services' shared budget, or null; `registry`: where the
+  // service is listed under `key`, or null.
   static constexpr bool kTakesMemory = true;
-  static auto make(std::size_t capacity, std::pmr::memory_resource* memory) {
-    return leanchan::channel<HealthEvent>(
-        capacity, {.retention = leanchan::Retention::kKeepNone, .memory = memory});
+  static auto make(std::size_t capacity, std::pmr::memory_resource* memory,
+                   leanchan::ChannelRegistry* registry = nullptr, std::uint64_t key = 0) {
+    return leanchan::channel<HealthEvent>(capacity, {.retention = leanchan::Retention::kKeepNone,
+                                                     .memory = memory,
+                                                     .registry = registry,
+                                                     .registry_tag = key});
   }
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) { entry.watch(rx); }
   static bool arm(Rx& rx) { return rx.arm_notifier(); }
@@ -58,7 +63,8 @@ struct TokioStyle {
   using Tx = tokio_style::Sender<HealthEvent>;
   using Rx = tokio_style::Receiver<HealthEvent>;
   static constexpr bool kTakesMemory = false;
-  static auto make(std::size_t capacity, std::pmr::memory_resource*) {
+  static auto make(std::size_t capacity, std::pmr::memory_resource*,
+                   leanchan::ChannelRegistry* = nullptr, std::uint64_t = 0) {
     return tokio_style::channel<HealthEvent>(capacity);
   }
   static void watch(Rx& rx, leanchan::ReadyEntry& entry) {

@@ -33,6 +33,10 @@ ABSL_FLAG(int, workers, 0,
 ABSL_FLAG(int, runs, 1,
           "Runs of each row; above 1, every run's row is printed and then each row's spread "
           "(median, min, max) of events/s, p50, p99 and CPU per event");
+ABSL_FLAG(std::size_t, top_services, 0,
+          "leanchan only: list the service channels in a leanchan::ChannelRegistry, walk it after "
+          "each burst and print the this many holding the most memory after the last one (0: "
+          "none; at most 1000)");
 ABSL_FLAG(std::size_t, budget_bytes, 0,
           "leanchan only: every service channel's memory comes from one shared "
           "leanchan::MemoryBudget of this many bytes (0: none); events it refuses are counted");
@@ -161,6 +165,14 @@ int main(int argc, char** argv) {
         "resource); use --design=leanchan or both");
   }
 
+  options.top_services = absl::GetFlag(FLAGS_top_services);
+  if (options.top_services > 1000) return fail("--top_services must be in 0..1000");
+  if (options.top_services > 0 && design == "tokio-style") {
+    return fail(
+        "--top_services applies to the leanchan design (the baseline has no registry); use "
+        "--design=leanchan or both");
+  }
+
   std::printf(
       "| design | services | channel B/idle service | heap B/service idle | RSS B/service idle | "
       "heap B/service peak | heap B/service drained | RSS B/service drained | events/s | "
@@ -171,6 +183,7 @@ int main(int argc, char** argv) {
   bool all_ok = true;
   std::vector<proxy::Report> series;    // soak mode: printed after the table
   std::vector<proxy::Report> budgeted;  // --budget_bytes: printed after the table
+  std::vector<proxy::Report> listed;    // --top_services: printed after the table
   // Progress on stderr: each row runs for --seconds plus setup and drain.
   const std::size_t rows =
       counts.size() * (design == "both" ? 2 : 1) * static_cast<std::size_t>(runs);
@@ -207,6 +220,7 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         if (!r.rss_series.empty()) series.push_back(r);
         if (r.budgeted) budgeted.push_back(r);
+        if (r.listed) listed.push_back(r);
         by_row[{count, r.design}].push_back(r);
       }
     }
@@ -221,6 +235,21 @@ int main(int argc, char** argv) {
         r.budget.live_allocations, static_cast<unsigned long long>(r.refused_budget),
         static_cast<unsigned long long>(r.sent + r.refused + r.refused_budget),
         static_cast<unsigned long long>(r.services_refused_budget));
+    std::printf("  budget's channels %zu, blocks %zu\n", r.budget.channels, r.budget.blocks);
+  }
+  for (const proxy::Report& r : listed) {
+    std::printf(
+        "\nListed, %s, %zu services, after the last burst: %zu channels listed, %zu B in all "
+        "(%.0f B/service); %d walks, the longest %.2f ms; the %zu holding the most (service "
+        "key: bytes):",
+        r.design.c_str(), r.services, r.group.channels, r.group.bytes,
+        static_cast<double>(r.group.bytes) /
+            static_cast<double>(std::max<std::size_t>(1, r.group.channels)),
+        r.walks, r.walk_ms, r.group.top.size());
+    for (const auto& usage : r.group.top) {
+      std::printf(" %llu: %zu", static_cast<unsigned long long>(usage.tag), usage.bytes);
+    }
+    std::printf("\n");
   }
   for (const proxy::Report& r : series) {
     std::printf("\nRSS B/service above the start, %s, %zu services (seconds: bytes):",

@@ -40,6 +40,7 @@ class Scenario {
  public:
   explicit Scenario(const Options& options) : options_(options), random_(options.seed) {
     if (D::kTakesMemory && options.budget_bytes > 0) budget_.emplace(options.budget_bytes);
+    if (D::kTakesMemory && options.top_services > 0) channel_registry_.emplace();
   }
 
   Report run();
@@ -75,15 +76,21 @@ class Scenario {
   void remove_random_service();
   void send_event(std::uint64_t key, Route& route);
   void serve(Worker& worker);
+  // Options::top_services: one registry walk, into the report.
+  void walk_registry(Report& report);
   void serve_service(Worker& worker, Service* service);
 
   std::pmr::memory_resource* memory() noexcept { return budget_ ? &*budget_ : nullptr; }
+  leanchan::ChannelRegistry* listing() noexcept {
+    return channel_registry_ ? &*channel_registry_ : nullptr;
+  }
 
   Options options_;
   std::mt19937_64 random_;
   // Declared before the channels' owners (workers_, registry_): it must
   // outlive every channel charged to it.
   std::optional<leanchan::MemoryBudget> budget_;
+  std::optional<leanchan::ChannelRegistry> channel_registry_;  // the same, for the listing
   std::vector<std::unique_ptr<Worker>> workers_;
   absl::flat_hash_map<std::uint64_t, Route> registry_;  // the checker's
   std::vector<std::uint64_t> keys_;                     // the checker's
@@ -108,7 +115,7 @@ template <class D>
 void Scenario<D>::add_service(std::uint64_t key) {
   std::optional<decltype(D::make(options_.capacity, nullptr))> made;
   try {
-    made.emplace(D::make(options_.capacity, memory()));
+    made.emplace(D::make(options_.capacity, memory(), listing(), key));
   } catch (const leanchan::BudgetExceeded&) {
     ++services_refused_budget_;  // no room for its control block: counted
     return;
@@ -227,6 +234,16 @@ void Scenario<D>::serve(Worker& worker) {
 }
 
 template <class D>
+void Scenario<D>::walk_registry(Report& report) {
+  const auto walk_start = Clock::now();
+  report.group = channel_registry_->figures(options_.top_services);
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - walk_start).count();
+  report.walk_ms = std::max(report.walk_ms, ms);
+  report.walks += 1;
+  report.listed = true;
+}
+
+template <class D>
 Report Scenario<D>::run() {
   Report report;
   report.design = std::string(D::kName);
@@ -300,6 +317,7 @@ Report Scenario<D>::run() {
         for (std::size_t i = 0; i < options_.capacity; ++i) send_event(key, route);
       }
       next_burst += burst_period;
+      if (channel_registry_) walk_registry(report);  // while the burst is queued
     }
     if (options_.churn_per_second > 0 && next_churn <= now) {
       remove_random_service();

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "leanchan/channel_registry.h"
 #include "leanchan/memory_budget.h"
 
 namespace proxy {
@@ -35,6 +36,11 @@ struct Options {
   // leanchan only: every service channel's memory comes from one
   // leanchan::MemoryBudget of this many bytes (0: no budget).
   std::size_t budget_bytes = 0;
+  // leanchan only: every service channel is listed in a
+  // leanchan::ChannelRegistry (tagged with its service key), and the checker
+  // walks it right after each burst it sends, for the this many holding the
+  // most memory (0: no registry).
+  std::size_t top_services = 0;
 };
 
 struct Report {
@@ -58,6 +64,13 @@ struct Report {
   std::uint64_t services_refused_budget = 0;
   std::size_t budget_limit = 0;
   leanchan::MemoryBudgetFigures budget{};
+  // Options::top_services: the last burst's registry walk (the services
+  // listed, their bytes, the top holders by service key), the walks made
+  // and the longest one's time.
+  bool listed = false;
+  leanchan::ChannelRegistryFigures group{};
+  int walks = 0;
+  double walk_ms = 0;
   std::uint64_t received = 0;
   std::uint64_t lost = 0;  // sent but never received, or a gap
   std::uint64_t duplicated = 0;

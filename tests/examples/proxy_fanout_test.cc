@@ -57,7 +57,37 @@ TEST(ProxyFanout, EventsABudgetRefusesAreCountedNotLost) {
   EXPECT_EQ(report.budget.held, options.budget_bytes);
   EXPECT_EQ(report.budget.high_water, options.budget_bytes);
   EXPECT_EQ(report.budget.live_allocations, options.services);
+  EXPECT_EQ(report.budget.channels, options.services);
+  EXPECT_EQ(report.budget.blocks, 0u);
   EXPECT_EQ(report.budget.refusals, report.refused_budget);
+}
+
+// --top_services: every service listed (88-byte control blocks, from the
+// global operator new here), a walk after each burst, the top holders in
+// order, each a control block plus whole blocks of 16 events.
+TEST(ProxyFanout, TopServicesListsEveryServiceAndOrdersTheTop) {
+  proxy::Options options = small_run();
+  options.churn_per_second = 0;
+  options.top_services = 5;
+  const proxy::Report report = proxy::run_leanchan(options);
+  ASSERT_TRUE(report.listed);
+  EXPECT_GT(report.walks, 0);
+  EXPECT_EQ(report.group.channels, options.services);
+  constexpr std::size_t kControl = 88;
+  constexpr std::size_t kBlock = 16 + 16 * sizeof(proxy::HealthEvent);
+  EXPECT_GE(report.group.bytes, options.services * kControl);
+  EXPECT_EQ((report.group.bytes - options.services * kControl) % kBlock, 0u);
+  ASSERT_EQ(report.group.top.size(), 5u);
+  for (std::size_t i = 0; i < report.group.top.size(); ++i) {
+    const auto& usage = report.group.top[i];
+    EXPECT_LT(usage.tag, options.services);
+    EXPECT_EQ((usage.bytes - kControl) % kBlock, 0u);
+    if (i > 0) {
+      EXPECT_GE(report.group.top[i - 1].bytes, usage.bytes);
+    }
+  }
+  EXPECT_EQ(report.lost, 0u);
+  EXPECT_EQ(report.received, report.sent);
 }
 
 // Room for half the services' control blocks: the other half are refused
