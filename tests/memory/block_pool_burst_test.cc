@@ -81,7 +81,7 @@ void fill(std::vector<Channel>& channels) {
 }
 
 TEST(LEANCHAN_BURST_SUITE, KeepNoneChannelsGiveEveryBurstPageBack) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   const Pages pages = expected_pages(pool);  // 197 and 667 on 4 KiB pages
   RecordingResource recorder(&pool, kBlock, kChannels * kBlocksFull);
   std::vector<Channel> channels;
@@ -133,7 +133,7 @@ TEST(LEANCHAN_BURST_SUITE, KeepNoneChannelsGiveEveryBurstPageBack) {
 }
 
 TEST(LEANCHAN_BURST_SUITE, KeepOneChannelsHoldTheirPagesUntilShrunk) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   const Pages pages = expected_pages(pool);
   std::vector<Channel> channels;
   channels.reserve(kChannels);

@@ -54,7 +54,7 @@ TEST(BlockPool, SizeClassesAndSlotsFollowTheFormula) {
 }
 
 TEST(BlockPool, PacksAClassIntoAPageAndGivesThePageBackWithItsLastSlot) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   const std::size_t page = pool.page_size();
   const std::size_t n = pool.slots_per_page(80);  // 51 on 4 KiB pages
   std::vector<unsigned char*> slots;
@@ -159,6 +159,35 @@ TEST(BlockPool, KeepsAsManyEmptiedPagesAsAskedUntilTrimmed) {
   }
 }
 
+// The default keeps kDefaultKeptPages (8) emptied pages, pool-wide, and
+// gives back the rest at once; trim() gives back the 8.
+TEST(BlockPool, TheDefaultKeepsEightEmptiedPages) {
+  BlockPool pool;
+  EXPECT_EQ(leanchan::BlockPoolOptions{}.keep_empty_pages, 8u);
+  const std::size_t n = pool.slots_per_page(784);
+  constexpr std::size_t kPages = 10;
+  std::vector<void*> blocks;
+  for (std::size_t i = 0; i < kPages * n; ++i) {
+    blocks.push_back(pool.allocate(784, 8));
+    std::memset(blocks.back(), 7, 784);
+  }
+  EXPECT_EQ(pool.figures().resident_pages, kPages);
+  for (void* b : blocks) pool.deallocate(b, 784, 8);
+  auto figures = pool.figures();
+  EXPECT_EQ(figures.resident_pages, 0u);
+  EXPECT_EQ(figures.kept_empty_pages, 8u);
+  if (BlockPool::gives_back_pages()) {
+    EXPECT_EQ(figures.pages_given_back, kPages - 8);
+  }
+  pool.trim();
+  figures = pool.figures();
+  EXPECT_EQ(figures.kept_empty_pages, 0u);
+  if (BlockPool::gives_back_pages()) {
+    EXPECT_EQ(figures.pages_given_back, kPages);
+    for (void* b : blocks) EXPECT_FALSE(page_resident(b));
+  }
+}
+
 TEST(BlockPool, LargeRequestsGetMappingsOfTheirOwn) {
   BlockPool pool;
   const std::size_t page = pool.page_size();
@@ -187,7 +216,7 @@ TEST(BlockPool, LargeRequestsGetMappingsOfTheirOwn) {
 }
 
 TEST(BlockPool, APageFreedOnAnotherThreadIsGivenBack) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   const std::size_t n = pool.slots_per_page(784);  // 5 blocks of 32 24-byte slots
   std::vector<void*> blocks;
   for (std::size_t i = 0; i < n; ++i) {
@@ -227,7 +256,7 @@ TEST(BlockPool, TakesNothingFromTheGlobalHeap) {
 }
 
 TEST(BlockPool, AChannelsFiguresThroughThePool) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   constexpr std::size_t kBlock = block_bytes<std::uint64_t, 4>(16);  // 16 + 4 * 8 = 48
   {
     auto [tx, rx] = leanchan::channel<std::uint64_t, 4>(
@@ -303,7 +332,7 @@ void race_cross_thread_frees(BlockPool& pool) {
 }
 
 TEST(BlockPool, AllocationsRacingCrossThreadFreesNeverShareASlot) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   race_cross_thread_frees(pool);
   EXPECT_EQ(pool.figures().kept_empty_pages, 0u);
 }

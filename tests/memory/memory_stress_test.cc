@@ -152,7 +152,7 @@ TEST(MemoryBudgetStress, ProducersSharingABudgetNeverPassItAndDeliverExactlyOnce
 }
 
 TEST(MemoryBudgetStress, OverABlockPoolPagesTakenAndGivenBackAcrossThreads) {
-  BlockPool pool;
+  BlockPool pool(leanchan::testing::kGiveBackAtOnce);
   const Outcome outcome = run(&pool, messages_per_producer());
   EXPECT_GT(outcome.refusals, 0u);
   const auto figures = pool.figures();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "leanchan/block_pool.h"
 #include "leanchan/channel.h"
 
 namespace leanchan::testing {
@@ -22,6 +23,10 @@ template <class T, std::size_t B>
 constexpr std::size_t block_bytes(std::size_t capacity) {
   return 16 + std::min(B, capacity) * sizeof(T);
 }
+// A pool that gives every emptied page back at once (no page kept for
+// reuse, as BlockPoolOptions' default keeps 8): the tests of the give-back.
+inline constexpr BlockPoolOptions kGiveBackAtOnce{.keep_empty_pages = 0};
+
 // Blocks a channel holds when `messages` are queued from an empty start:
 // ceil(messages / b).
 template <std::size_t B>

@@ -41,7 +41,7 @@
 //     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
 //     resident set at once and reads back as zeros), and recycles its
 //     descriptor onto the free-page stack, from which new pages are opened
-//     (BlockPoolOptions::keep_empty_pages lets a few stay resident).
+//     (BlockPoolOptions::keep_empty_pages lets a few stay resident: 8 by default).
 //     MADV_DONTNEED rather than munmap: the chunk stays one mapping (munmap
 //     of single pages would split it into a kernel mapping per hole, up to
 //     the vm.max_map_count limit), and reusing the page needs no system
@@ -97,13 +97,15 @@ struct BlockPoolFigures {
 
 struct BlockPoolOptions {
   // Emptied pages the pool may keep resident (not given back) for reuse,
-  // pool-wide. 0 (the default): every page goes back as soon as its last
-  // allocation is freed. A few (4 is plenty for one busy channel) spare a
-  // channel whose blocks come and go at a steady depth a madvise and a page
-  // fault each time a page empties and another fills: resident memory may
-  // then stay up to keep_empty_pages pages above the live pages, until
-  // trim() or their reuse.
-  std::size_t keep_empty_pages = 0;
+  // pool-wide. The default, kDefaultKeptPages (8: 32 KiB on 4 KiB pages),
+  // spares a channel whose blocks come and go at a steady depth a madvise
+  // and a page fault each time a page empties and another fills (without
+  // them a deep queue costs about 30 % more per message: docs/budgets.md);
+  // resident memory may then stay up to that many pages above the live
+  // pages, until trim() or their reuse. 0: every page goes back as soon as
+  // its last allocation is freed.
+  static constexpr std::size_t kDefaultKeptPages = 8;
+  std::size_t keep_empty_pages = kDefaultKeptPages;
 };
 
 class LEANCHAN_API BlockPool final : public std::pmr::memory_resource {
@@ -133,7 +135,7 @@ class LEANCHAN_API BlockPool final : public std::pmr::memory_resource {
   // True where an emptied page leaves the resident set (the mmap backend).
   static bool gives_back_pages() noexcept;
   // Gives back every emptied page kept for reuse (keep_empty_pages); a
-  // no-op with the default options. Exact when no allocation races it.
+  // no-op with keep_empty_pages = 0. Exact when no allocation races it.
   void trim() noexcept;
 
   struct State;  // the bookkeeping (channel/src/block_pool_state.h); not part of the API
