@@ -15,6 +15,10 @@
 //     N round trips over two capacity-1 channels; prints
 //     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y
 //       cpu_seconds=U cpu_ns_per_roundtrip=V checksum=Z
+//   The designs leanchan-coro, leanchan-asio and asio-channel run the same
+//   two modes with every party a task on two threads (docs/peers.md, "Tasks
+//   on two threads"): coroutines on a ThreadPoolExecutor(2), or
+//   asio::awaitable coroutines on an io_context run by two threads.
 //   leanchan-peer-bench --handoff --messages=N
 //     two threads pass one cache line back and forth N times, rounded up to
 //     an even count (no channel; benchmarks/handoff.h);
@@ -27,10 +31,15 @@
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <coroutine>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -41,6 +50,15 @@
 
 #include "adapters.h"
 #include "handoff.h"
+#include "leanchan/coro.h"
+#include "leanchan/executor.h"
+
+#if defined(LEANCHAN_PEERS_HAVE_ASIO)
+#include <asio.hpp>
+#include <asio/experimental/concurrent_channel.hpp>
+
+#include "leanchan/asio.h"
+#endif
 
 namespace leanchan::bench::peers {
 namespace {
@@ -64,6 +82,10 @@ constexpr const char* kUsage =
     "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
     " moodycamel"
+#endif
+    " leanchan-coro"
+#if defined(LEANCHAN_PEERS_HAVE_ASIO)
+    " leanchan-asio asio-channel"
 #endif
     "\nsizes: 8 24 128 1024; messages a multiple of producers\n";
 
@@ -281,6 +303,476 @@ Result pingpong(const Options& options) {
   return result;
 }
 
+// ---- Tasks on two threads -------------------------------------------------
+// The same workload with the producers, the consumer, the echo and the
+// pinger as tasks on two threads, line for line Tokio's runner
+// (tokio_throughput / tokio_pingpong in rust/src/main.rs): the producers are
+// started before the clock and park at a start gate; the consumer task
+// reads getrusage and the clock, opens the gate, receives N messages adding
+// up their payloads, and reads the clock and getrusage after the last one;
+// the main thread waits for its result and tears down outside the window.
+
+// The consumer's (or the pinger's) result, handed to the main thread.
+class Outcome {
+ public:
+  void set(const Result& result) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      result_ = result;
+      done_ = true;
+    }
+    changed_.notify_all();
+  }
+  Result wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return done_; });
+    return result_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  Result result_;
+  bool done_ = false;
+};
+
+// Waits (outside the timed window) until `count` reaches `target`.
+void wait_count(std::atomic<std::uint64_t>& count, std::uint64_t target) {
+  for (std::uint64_t seen = count.load(); seen != target; seen = count.load()) count.wait(seen);
+}
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "leanchan-peer-bench: %s\n", what);
+  std::exit(1);
+}
+
+// A coroutine that starts suspended and frees its own frame when it ends.
+struct Detached {
+  struct promise_type {
+    Detached get_return_object() {
+      return Detached{std::coroutine_handle<promise_type>::from_promise(*this)};
+    }
+    std::suspend_always initial_suspend() noexcept { return {}; }
+    std::suspend_never final_suspend() noexcept { return {}; }
+    void return_void() noexcept {}
+    void unhandled_exception() noexcept { std::terminate(); }
+  };
+  std::coroutine_handle<promise_type> handle;
+};
+
+// A coroutine's first resumption, as a task for an executor.
+struct Starter : leanchan::ExecutorTask {
+  explicit Starter(std::coroutine_handle<> h) : handle(h) {
+    run = [](leanchan::ExecutorTask* self) { static_cast<Starter*>(self)->handle.resume(); };
+  }
+  std::coroutine_handle<> handle;
+};
+
+// The coroutines' start gate (Tokio's Semaphore with no permits): `co_await
+// gate.wait()` parks the coroutine; open() schedules every parked one.
+class CoroGate {
+ public:
+  struct Waiter : leanchan::ExecutorTask {
+    explicit Waiter(CoroGate& g) noexcept : gate(&g) {
+      run = [](leanchan::ExecutorTask* self) { static_cast<Waiter*>(self)->handle.resume(); };
+    }
+    bool await_ready() noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) {
+      handle = h;
+      std::lock_guard<std::mutex> lock(gate->mutex_);
+      gate->waiters_.push_back(this);
+      gate->parked_.fetch_add(1);
+      gate->parked_.notify_all();
+    }
+    void await_resume() noexcept {}
+    CoroGate* gate;
+    std::coroutine_handle<> handle;
+  };
+  Waiter wait() noexcept { return Waiter(*this); }
+  void open(leanchan::Executor& executor) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (Waiter* waiter : waiters_) executor.schedule(*waiter);
+    waiters_.clear();
+  }
+  std::atomic<std::uint64_t>& parked() noexcept { return parked_; }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Waiter*> waiters_;
+  std::atomic<std::uint64_t> parked_{0};
+};
+
+// leanchan-coro: leanchan's coroutine API (async_send / async_recv) on a
+// ThreadPoolExecutor of two threads, over channel<Message<S>>(C) (the
+// default block size).
+template <std::size_t S>
+Detached coro_producer(leanchan::Sender<Message<S>> tx, leanchan::Executor& executor,
+                       CoroGate& gate, std::uint64_t p, std::uint64_t per_producer) {
+  co_await gate.wait();
+  for (std::uint64_t i = 0; i < per_producer; ++i) {
+    Message<S> message;
+    put(message, p << 32 | i);
+    auto sent = co_await tx.async_send(std::move(message), executor);
+    if (!sent.ok()) fail("send failed");
+  }
+}
+
+template <std::size_t S>
+Detached coro_consumer(leanchan::Receiver<Message<S>>& rx, leanchan::Executor& executor,
+                       CoroGate& gate, std::uint64_t n, Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  gate.open(executor);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::optional<Message<S>> message = co_await rx.async_recv(executor);
+    if (!message) fail("channel closed early");
+    sum += get(*message);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+template <std::size_t S>
+Result coro_throughput(const Options& options) {
+  const std::uint64_t per_producer = options.messages / options.producers;
+  Outcome outcome;
+  auto [tx, rx] = leanchan::channel<Message<S>>(options.capacity);
+  CoroGate gate;
+  std::vector<Starter> starters;
+  starters.reserve(options.producers + 1);
+  // Declared last: its destructor joins the threads before anything the
+  // coroutines use goes.
+  leanchan::ThreadPoolExecutor executor(2);
+  for (std::uint64_t p = 0; p < options.producers; ++p) {
+    starters.emplace_back(coro_producer<S>(tx, executor, gate, p, per_producer).handle);
+    executor.schedule(starters.back());
+  }
+  { auto drop = std::move(tx); }  // the producers hold the only senders
+  wait_count(gate.parked(), options.producers);
+  starters.emplace_back(coro_consumer<S>(rx, executor, gate, options.messages, outcome).handle);
+  executor.schedule(starters.back());
+  return outcome.wait();  // then the pool's destructor joins its threads
+}
+
+template <std::size_t S>
+Detached coro_echo(leanchan::Receiver<Message<S>> in, leanchan::Sender<Message<S>> out,
+                   leanchan::Executor& executor, std::uint64_t n, std::atomic<bool>& ready) {
+  ready.store(true, std::memory_order_release);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::optional<Message<S>> message = co_await in.async_recv(executor);
+    if (!message) co_return;
+    auto sent = co_await out.async_send(std::move(*message), executor);
+    if (!sent.ok()) co_return;
+  }
+}
+
+template <std::size_t S>
+Detached coro_pinger(leanchan::Sender<Message<S>>& to_echo,
+                     leanchan::Receiver<Message<S>>& from_echo, leanchan::Executor& executor,
+                     std::uint64_t n, Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message;
+    put(message, i);
+    auto sent = co_await to_echo.async_send(std::move(message), executor);
+    if (!sent.ok()) fail("send failed");
+    std::optional<Message<S>> reply = co_await from_echo.async_recv(executor);
+    if (!reply) fail("echo channel closed");
+    sum += get(*reply);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+template <std::size_t S>
+Result coro_pingpong(const Options& options) {
+  auto [to_echo, echo_in] = leanchan::channel<Message<S>>(1);
+  auto [echo_out, from_echo] = leanchan::channel<Message<S>>(1);
+  Outcome outcome;
+  std::atomic<bool> ready{false};
+  std::optional<Starter> echo;
+  std::optional<Starter> pinger;
+  leanchan::ThreadPoolExecutor executor(2);  // last: joins before the rest goes
+  echo.emplace(
+      coro_echo<S>(std::move(echo_in), std::move(echo_out), executor, options.messages, ready)
+          .handle);
+  executor.schedule(*echo);
+  while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
+  pinger.emplace(coro_pinger<S>(to_echo, from_echo, executor, options.messages, outcome).handle);
+  executor.schedule(*pinger);
+  return outcome.wait();
+}
+
+#if defined(LEANCHAN_PEERS_HAVE_ASIO)
+// leanchan-asio and asio-channel: ::asio::awaitable coroutines (co_spawn,
+// use_awaitable) on one io_context run by two threads. leanchan-asio sends
+// with leanchan::asio::AsyncSender (one per producer, over its own Sender)
+// and receives with AsyncReceiver, over leanchan::channel<Message<S>>(C);
+// asio-channel uses ::asio::experimental::concurrent_channel<void(error_code,
+// Message<S>)>(io, C). The bodies are the same but for the two calls.
+// The gate: a concurrent_channel<void(error_code, int)> with room for every
+// producer, which each producer receives from; the consumer opens it with
+// P try_sends.
+// (void(error_code, int): Asio 1.22 does not build a channel of void(error_code).)
+using GateChannel = ::asio::experimental::concurrent_channel<void(::asio::error_code, int)>;
+
+// Runs `io` on two threads until this object goes (declared after every
+// object the coroutines use, so that the threads have finished with them).
+class IoThreads {
+ public:
+  explicit IoThreads(::asio::io_context& io) : io_(io), work_(io.get_executor()) {
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+  }
+  ~IoThreads() {
+    work_.reset();
+    for (std::thread& t : threads_) t.join();
+  }
+
+ private:
+  ::asio::io_context& io_;
+  ::asio::executor_work_guard<::asio::io_context::executor_type> work_;
+  std::vector<std::thread> threads_;
+};
+
+void open_gate(GateChannel& gate, std::uint64_t producers) {
+  for (std::uint64_t p = 0; p < producers; ++p) {
+    if (!gate.try_send(::asio::error_code(), 0)) fail("start gate");
+  }
+}
+
+template <std::size_t S>
+using AsioMessageChannel =
+    ::asio::experimental::concurrent_channel<void(::asio::error_code, Message<S>)>;
+
+template <std::size_t S>
+::asio::awaitable<void> lasio_producer(leanchan::Sender<Message<S>> raw_tx, GateChannel& gate,
+                                       std::atomic<std::uint64_t>& parked, std::uint64_t p,
+                                       std::uint64_t per_producer) {
+  leanchan::asio::AsyncSender<Message<S>> tx(co_await ::asio::this_coro::executor,
+                                             std::move(raw_tx));
+  parked.fetch_add(1);
+  parked.notify_all();
+  co_await gate.async_receive(::asio::use_awaitable);
+  for (std::uint64_t i = 0; i < per_producer; ++i) {
+    Message<S> message;
+    put(message, p << 32 | i);
+    co_await tx.async_send(std::move(message), ::asio::use_awaitable);
+  }
+}
+
+template <std::size_t S>
+::asio::awaitable<void> achan_producer(AsioMessageChannel<S>& tx, GateChannel& gate,
+                                       std::atomic<std::uint64_t>& parked, std::uint64_t p,
+                                       std::uint64_t per_producer) {
+  parked.fetch_add(1);
+  parked.notify_all();
+  co_await gate.async_receive(::asio::use_awaitable);
+  for (std::uint64_t i = 0; i < per_producer; ++i) {
+    Message<S> message;
+    put(message, p << 32 | i);
+    co_await tx.async_send(::asio::error_code(), std::move(message), ::asio::use_awaitable);
+  }
+}
+
+template <std::size_t S>
+::asio::awaitable<void> lasio_consumer(leanchan::asio::AsyncReceiver<Message<S>>& rx,
+                                       GateChannel& gate, std::uint64_t producers, std::uint64_t n,
+                                       Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  open_gate(gate, producers);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::optional<Message<S>> message = co_await rx.async_recv(::asio::use_awaitable);
+    if (!message) fail("channel closed early");
+    sum += get(*message);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+template <std::size_t S>
+::asio::awaitable<void> achan_consumer(AsioMessageChannel<S>& rx, GateChannel& gate,
+                                       std::uint64_t producers, std::uint64_t n, Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  open_gate(gate, producers);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message = co_await rx.async_receive(::asio::use_awaitable);
+    sum += get(message);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+// A failure inside a co_spawned coroutine (an exception from use_awaitable)
+// ends the run with exit status 1.
+void on_spawned_end(std::exception_ptr error) {
+  if (error) fail("a coroutine failed");
+}
+
+template <std::size_t S>
+Result lasio_throughput(const Options& options) {
+  const std::uint64_t per_producer = options.messages / options.producers;
+  Outcome outcome;
+  ::asio::io_context io(2);
+  auto [tx, raw_rx] = leanchan::channel<Message<S>>(options.capacity);
+  leanchan::asio::AsyncReceiver<Message<S>> rx(io.get_executor(), std::move(raw_rx));
+  GateChannel gate(io, options.producers);
+  std::atomic<std::uint64_t> parked{0};
+  IoThreads threads(io);
+  for (std::uint64_t p = 0; p < options.producers; ++p) {
+    ::asio::co_spawn(io, lasio_producer<S>(tx, gate, parked, p, per_producer), on_spawned_end);
+  }
+  { auto drop = std::move(tx); }  // the producers hold the only senders
+  wait_count(parked, options.producers);
+  ::asio::co_spawn(io, lasio_consumer<S>(rx, gate, options.producers, options.messages, outcome),
+                   on_spawned_end);
+  return outcome.wait();  // then the threads finish the producers and join
+}
+
+template <std::size_t S>
+Result achan_throughput(const Options& options) {
+  const std::uint64_t per_producer = options.messages / options.producers;
+  Outcome outcome;
+  ::asio::io_context io(2);
+  AsioMessageChannel<S> channel(io, options.capacity);
+  GateChannel gate(io, options.producers);
+  std::atomic<std::uint64_t> parked{0};
+  IoThreads threads(io);
+  for (std::uint64_t p = 0; p < options.producers; ++p) {
+    ::asio::co_spawn(io, achan_producer<S>(channel, gate, parked, p, per_producer), on_spawned_end);
+  }
+  wait_count(parked, options.producers);
+  ::asio::co_spawn(io,
+                   achan_consumer<S>(channel, gate, options.producers, options.messages, outcome),
+                   on_spawned_end);
+  return outcome.wait();
+}
+
+template <std::size_t S>
+::asio::awaitable<void> lasio_echo(leanchan::asio::AsyncReceiver<Message<S>>& in,
+                                   leanchan::asio::AsyncSender<Message<S>>& out, std::uint64_t n,
+                                   std::atomic<bool>& ready) {
+  ready.store(true, std::memory_order_release);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    std::optional<Message<S>> message = co_await in.async_recv(::asio::use_awaitable);
+    if (!message) co_return;
+    co_await out.async_send(std::move(*message), ::asio::use_awaitable);
+  }
+}
+
+template <std::size_t S>
+::asio::awaitable<void> achan_echo(AsioMessageChannel<S>& in, AsioMessageChannel<S>& out,
+                                   std::uint64_t n, std::atomic<bool>& ready) {
+  ready.store(true, std::memory_order_release);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message = co_await in.async_receive(::asio::use_awaitable);
+    co_await out.async_send(::asio::error_code(), std::move(message), ::asio::use_awaitable);
+  }
+}
+
+template <std::size_t S>
+::asio::awaitable<void> lasio_pinger(leanchan::asio::AsyncSender<Message<S>>& to_echo,
+                                     leanchan::asio::AsyncReceiver<Message<S>>& from_echo,
+                                     std::uint64_t n, Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message;
+    put(message, i);
+    co_await to_echo.async_send(std::move(message), ::asio::use_awaitable);
+    std::optional<Message<S>> reply = co_await from_echo.async_recv(::asio::use_awaitable);
+    if (!reply) fail("echo channel closed");
+    sum += get(*reply);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+template <std::size_t S>
+::asio::awaitable<void> achan_pinger(AsioMessageChannel<S>& to_echo,
+                                     AsioMessageChannel<S>& from_echo, std::uint64_t n,
+                                     Outcome& outcome) {
+  Result result;
+  std::uint64_t sum = 0;
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    Message<S> message;
+    put(message, i);
+    co_await to_echo.async_send(::asio::error_code(), std::move(message), ::asio::use_awaitable);
+    Message<S> reply = co_await from_echo.async_receive(::asio::use_awaitable);
+    sum += get(reply);
+  }
+  const auto end = std::chrono::steady_clock::now();
+  result.cpu_seconds = cpu_seconds() - cpu_start;
+  result.seconds = std::chrono::duration<double>(end - start).count();
+  result.checksum = sum;
+  outcome.set(result);
+}
+
+template <std::size_t S>
+Result lasio_pingpong(const Options& options) {
+  Outcome outcome;
+  ::asio::io_context io(2);
+  const auto executor = io.get_executor();
+  auto [raw_to_echo, raw_echo_in] = leanchan::channel<Message<S>>(1);
+  auto [raw_echo_out, raw_from_echo] = leanchan::channel<Message<S>>(1);
+  leanchan::asio::AsyncSender<Message<S>> to_echo(executor, std::move(raw_to_echo));
+  leanchan::asio::AsyncReceiver<Message<S>> echo_in(executor, std::move(raw_echo_in));
+  leanchan::asio::AsyncSender<Message<S>> echo_out(executor, std::move(raw_echo_out));
+  leanchan::asio::AsyncReceiver<Message<S>> from_echo(executor, std::move(raw_from_echo));
+  std::atomic<bool> ready{false};
+  IoThreads threads(io);
+  ::asio::co_spawn(io, lasio_echo<S>(echo_in, echo_out, options.messages, ready), on_spawned_end);
+  while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
+  ::asio::co_spawn(io, lasio_pinger<S>(to_echo, from_echo, options.messages, outcome),
+                   on_spawned_end);
+  return outcome.wait();
+}
+
+template <std::size_t S>
+Result achan_pingpong(const Options& options) {
+  Outcome outcome;
+  ::asio::io_context io(2);
+  AsioMessageChannel<S> to_echo(io, 1);
+  AsioMessageChannel<S> from_echo(io, 1);
+  std::atomic<bool> ready{false};
+  IoThreads threads(io);
+  ::asio::co_spawn(io, achan_echo<S>(to_echo, from_echo, options.messages, ready), on_spawned_end);
+  while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
+  ::asio::co_spawn(io, achan_pinger<S>(to_echo, from_echo, options.messages, outcome),
+                   on_spawned_end);
+  return outcome.wait();
+}
+#endif  // LEANCHAN_PEERS_HAVE_ASIO
+
 // One cache line passed between two threads (handoff.h): `messages`
 // moves, both directions together, timed.
 int handoff(const Options& options) {
@@ -296,10 +788,40 @@ int handoff(const Options& options) {
   return 0;
 }
 
-template <class Design, std::size_t S>
+// The OS-thread designs: Design's blocking send() / recv() on std::threads.
+template <class Design>
+struct Threads {
+  template <std::size_t S>
+  static Result run(const Options& options) {
+    return options.pingpong ? pingpong<Design, S>(options) : throughput<Design, S>(options);
+  }
+};
+
+// The designs whose parties are tasks on two threads.
+struct LeanchanCoro {
+  template <std::size_t S>
+  static Result run(const Options& options) {
+    return options.pingpong ? coro_pingpong<S>(options) : coro_throughput<S>(options);
+  }
+};
+#if defined(LEANCHAN_PEERS_HAVE_ASIO)
+struct LeanchanAsio {
+  template <std::size_t S>
+  static Result run(const Options& options) {
+    return options.pingpong ? lasio_pingpong<S>(options) : lasio_throughput<S>(options);
+  }
+};
+struct AsioChannel {
+  template <std::size_t S>
+  static Result run(const Options& options) {
+    return options.pingpong ? achan_pingpong<S>(options) : achan_throughput<S>(options);
+  }
+};
+#endif
+
+template <class Runner, std::size_t S>
 int run_sized(const Options& options) {
-  const Result result =
-      options.pingpong ? pingpong<Design, S>(options) : throughput<Design, S>(options);
+  const Result result = Runner::template run<S>(options);
   const std::uint64_t expected =
       options.pingpong ? expected_checksum(1, options.messages)
                        : expected_checksum(options.producers, options.messages / options.producers);
@@ -333,13 +855,13 @@ int run_sized(const Options& options) {
   return 0;
 }
 
-template <class Design>
+template <class Runner>
 int run_design(const Options& options) {
   switch (options.size) {
-    case 8: return run_sized<Design, 8>(options);
-    case 24: return run_sized<Design, 24>(options);
-    case 128: return run_sized<Design, 128>(options);
-    default: return run_sized<Design, 1024>(options);
+    case 8: return run_sized<Runner, 8>(options);
+    case 24: return run_sized<Runner, 24>(options);
+    case 128: return run_sized<Runner, 128>(options);
+    default: return run_sized<Runner, 1024>(options);
   }
 }
 
@@ -352,13 +874,23 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   if (options.handoff) return handoff(options);
   const std::string& d = options.design;
-  if (d == "leanchan-b1") return run_design<Leanchan<1>>(options);
-  if (d == "leanchan-b8") return run_design<Leanchan<8>>(options);
-  if (d == "leanchan-b32") return run_design<Leanchan<32>>(options);
-  if (d == "tokio-style") return run_design<TokioStyle>(options);
-  if (d == "tokio-style-park") return run_design<TokioStyleParkAtOnce>(options);
+  if (d == "leanchan-b1") return run_design<Threads<Leanchan<1>>>(options);
+  if (d == "leanchan-b8") return run_design<Threads<Leanchan<8>>>(options);
+  if (d == "leanchan-b32") return run_design<Threads<Leanchan<32>>>(options);
+  if (d == "tokio-style") return run_design<Threads<TokioStyle>>(options);
+  if (d == "tokio-style-park") return run_design<Threads<TokioStyleParkAtOnce>>(options);
+  if (d == "leanchan-coro") return run_design<LeanchanCoro>(options);
+#if defined(LEANCHAN_PEERS_HAVE_ASIO)
+  if (d == "leanchan-asio") return run_design<LeanchanAsio>(options);
+  if (d == "asio-channel") return run_design<AsioChannel>(options);
+#else
+  if (d == "leanchan-asio" || d == "asio-channel") {
+    std::fprintf(stderr, "leanchan-peer-bench: built without Asio (libasio-dev)\n");
+    return 3;
+  }
+#endif
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
-  if (d == "moodycamel") return run_design<Moodycamel>(options);
+  if (d == "moodycamel") return run_design<Threads<Moodycamel>>(options);
 #else
   if (d == "moodycamel") {
     std::fprintf(stderr,
