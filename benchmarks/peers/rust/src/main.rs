@@ -14,7 +14,8 @@
 // async-channel are Cargo features (scripts/peers.sh enables those whose
 // Debian crates are installed).
 // tokio: tokio::sync::mpsc::channel(C) on a multi-thread runtime with 2
-// worker threads; producers and the consumer are tasks.
+// worker threads; producers and the consumer are tasks (the peer of the
+// task table's leanchan-coro and leanchan-asio rows, docs/peers.md).
 // CPU time: getrusage(RUSAGE_SELF) user + system, all threads of the
 // process, read just outside the timed window (cpu_ns_per_msg).
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
@@ -308,13 +309,17 @@ fn tokio_throughput<const S: usize>(o: &Options) -> Measured {
     let per = messages / producers;
     rt.block_on(async move {
         let (tx, mut rx) = tokio::sync::mpsc::channel::<[u8; S]>(capacity);
-        // The start gate: producers are spawned before the clock starts and
-        // wait for a permit.
+        // The start gate: producers are spawned before the clock starts,
+        // count themselves in and wait for a permit; the consumer is spawned
+        // once all have started (as every other runner waits for its
+        // producers), so no producer's first poll falls inside the window.
         let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let ready = Arc::new(AtomicU64::new(0));
         let mut handles = Vec::new();
         for p in 0..producers {
-            let (tx, gate) = (tx.clone(), gate.clone());
+            let (tx, gate, ready) = (tx.clone(), gate.clone(), ready.clone());
             handles.push(tokio::spawn(async move {
+                ready.fetch_add(1, Ordering::AcqRel);
                 gate.acquire().await.unwrap().forget();
                 for i in 0..per {
                     if tx.send(message::<S>(p << 32 | i)).await.is_err() {
@@ -324,6 +329,10 @@ fn tokio_throughput<const S: usize>(o: &Options) -> Measured {
             }));
         }
         drop(tx);
+        // block_on's thread is not a worker: waiting here holds up no task.
+        while ready.load(Ordering::Acquire) != producers {
+            std::thread::yield_now();
+        }
         let consumer = tokio::spawn(async move {
             let mut sum = 0u64;
             let cpu_start = cpu_seconds();
