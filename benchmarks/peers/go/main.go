@@ -2,14 +2,16 @@
 // The Go peer of scripts/peers.sh: same arguments, workload and output line
 // as benchmarks/peers/peer_bench.cc (docs/peers.md).
 //
-//	peer-bench-go --design=go --producers=P --capacity=C --size=S --messages=N
-//	peer-bench-go --design=go --pingpong --size=S --messages=N
+//	peer-bench-go --design=go|go-2 --producers=P --capacity=C --size=S --messages=N
+//	peer-bench-go --design=go|go-2 --pingpong --size=S --messages=N
 //
 // A buffered chan of a struct of S bytes with capacity C; producers are
-// goroutines. CPU time: syscall.Getrusage(RUSAGE_SELF) user + system, every
-// thread of the process (the runtime's included), read just outside the
-// timed window (cpu_ns_per_msg). Exits 2 on a bad argument, 1 if the
-// checksum is wrong.
+// goroutines. go runs with GOMAXPROCS at its default (the CPU count); go-2
+// is the same program with GOMAXPROCS=2 (the two threads of the task
+// table, docs/peers.md). CPU time: syscall.Getrusage(RUSAGE_SELF) user +
+// system, every thread of the process (the runtime's included), read just
+// outside the timed window (cpu_ns_per_msg). Exits 2 on a bad argument, 1
+// if the checksum is wrong.
 package main
 
 import (
@@ -54,8 +56,8 @@ type options struct {
 
 func usageError(what string) {
 	fmt.Fprintf(os.Stderr, "peer-bench-go: %s\n"+
-		"usage: peer-bench-go --design=go --producers=P --capacity=C --size=S --messages=N\n"+
-		"       peer-bench-go --design=go --pingpong --size=S --messages=N\n"+
+		"usage: peer-bench-go --design=go|go-2 --producers=P --capacity=C --size=S --messages=N\n"+
+		"       peer-bench-go --design=go|go-2 --pingpong --size=S --messages=N\n"+
 		"sizes: 8 24 128 1024; messages a multiple of producers\n", what)
 	os.Exit(2)
 }
@@ -102,7 +104,7 @@ func parse() options {
 	if o.design == "" {
 		usageError("--design is required")
 	}
-	if o.design != "go" {
+	if o.design != "go" && o.design != "go-2" {
 		usageError(fmt.Sprintf("unknown design '%s'", o.design))
 	}
 	if o.size != 8 && o.size != 24 && o.size != 128 && o.size != 1024 {
@@ -234,6 +236,9 @@ func run[M any](o options, c codec[M]) measured {
 
 func main() {
 	o := parse()
+	if o.design == "go-2" {
+		runtime.GOMAXPROCS(2)
+	}
 	var r measured
 	le := binary.LittleEndian
 	switch o.size {
