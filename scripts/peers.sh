@@ -5,7 +5,11 @@
 # async-channel, Tokio mpsc) and Go (buffered chan), on identical workloads,
 # one configuration per process. Prints Markdown tables of messages/s, CPU
 # time per message (cpu_ns_per_msg) and ratios on stdout, progress on
-# stderr. Called by `scripts/compare.sh --peers`.
+# stderr. Then the same workload with every party a task on two threads
+# (leanchan's coroutines on ThreadPoolExecutor(2), leanchan::asio and Asio's
+# concurrent_channel on an io_context run by two threads, Tokio tasks on 2
+# workers, goroutines with GOMAXPROCS=2): a table of its own. Called by
+# `scripts/compare.sh --peers`.
 #
 #   scripts/peers.sh                            # full grid, REPS=5
 #   REPS=3 scripts/peers.sh > table.md
@@ -19,6 +23,12 @@
 # (120 s per run), PEERS_BUILD_DIR (build-peers; also --build-dir=DIR),
 # PEERS_NO_INSTALL=1 (never call apt-get), PEERS_JOBS (build jobs, nproc),
 # PEERS_CARGO / PEERS_RUSTC (Rust toolchain; Debian's /usr/bin ones first).
+# PEERS_GRID (1; 0 skips the OS-thread grid and its tables, for the task
+# table alone). The task table: PEERS_TASKS (1; 0 skips it),
+# PEERS_TASK_DESIGNS (all: leanchan-coro leanchan-asio asio-channel tokio
+# go-2), PEERS_TASK_SIZES ("24"), PEERS_TASK_PRODUCERS ("1 4"),
+# PEERS_TASK_CAPACITIES ("1 16"); ping-pong as PEERS_PINGPONG says.
+#   PEERS_GRID=0 REPS=3 scripts/peers.sh        # the task table alone
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 root=$(pwd)
@@ -27,7 +37,7 @@ build_dir="${PEERS_BUILD_DIR:-$root/build-peers}"
 for arg in "$@"; do
   case "$arg" in
     --build-dir=*) build_dir="${arg#--build-dir=}" ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "peers.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -44,9 +54,16 @@ max_ms="${PEERS_MAX_MS:-1500}"
 pingpong_n="${PEERS_PINGPONG:-20000}"
 run_timeout="${PEERS_TIMEOUT:-120}"
 jobs="${PEERS_JOBS:-$(nproc)}"
+grid="${PEERS_GRID:-1}"
+tasks="${PEERS_TASKS:-1}"
+task_sizes="${PEERS_TASK_SIZES:-24}"
+task_producer_counts="${PEERS_TASK_PRODUCERS:-1 4}"
+task_capacities="${PEERS_TASK_CAPACITIES:-1 16}"
 sizes=${sizes//,/ }; producer_counts=${producer_counts//,/ }; capacities=${capacities//,/ }
+task_sizes=${task_sizes//,/ }; task_producer_counts=${task_producer_counts//,/ }
+task_capacities=${task_capacities//,/ }
 for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$target_ms" "$max_ms" \
-         "$pingpong_n" "$run_timeout" "$jobs"; do
+         "$pingpong_n" "$run_timeout" "$jobs" "$grid" "$tasks" $task_sizes $task_producer_counts $task_capacities; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "peers.sh: '$v' is not a number (check REPS / PEERS_*)" >&2; exit 2; }
 done
 ((reps >= 1)) || { echo "peers.sh: REPS must be at least 1" >&2; exit 2; }
@@ -201,11 +218,34 @@ done
 binary_of() {
   case "$1" in
     crossbeam | tokio | flume | async-channel) echo "$rust_bin" ;;
-    go) echo "$go_bin" ;;
+    go | go-2) echo "$go_bin" ;;
     *) echo "$cpp_bin" ;;
   esac
 }
 is_leanchan() { [[ "$1" == leanchan-* ]]; }
+
+# The task table's designs: leanchan-coro (always built), leanchan-asio and
+# asio-channel (when the C++ runner has Asio), tokio, go-2.
+task_designs=()
+have_cpp_asio=0
+"$cpp_bin" --help 2>/dev/null | grep -q "leanchan-asio" && have_cpp_asio=1
+if ((tasks > 0)); then
+  ((have_cpp_asio)) || skip "leanchan-asio, asio-channel: the C++ runner was built without Asio (libasio-dev)"
+  for d in ${PEERS_TASK_DESIGNS:-leanchan-coro leanchan-asio asio-channel tokio go-2}; do
+    case "$d" in
+      leanchan-coro) task_designs+=("$d") ;;
+      leanchan-asio | asio-channel) ((have_cpp_asio)) && task_designs+=("$d") ;;
+      tokio) [ -n "$rust_bin" ] && task_designs+=("$d") ;;
+      go-2) [ -n "$go_bin" ] && task_designs+=("$d") ;;
+      *) echo "peers.sh: unknown design '$d' in PEERS_TASK_DESIGNS" >&2; exit 2 ;;
+    esac
+  done
+fi
+task_peers=()
+task_bases=()
+for d in "${task_designs[@]}"; do
+  if is_leanchan "$d"; then task_bases+=("$d"); else task_peers+=("$d"); fi
+done
 peers=()
 for d in "${designs[@]}"; do is_leanchan "$d" || peers+=("$d"); done
 bases=()
@@ -238,9 +278,18 @@ round_to() { awk -v v="$1" -v u="$2" 'BEGIN {n = int(v / u) * u; if (n < u) n = 
 
 # ---------------------------------------------------------------- grid
 rows=()
-for s in $sizes; do for p in $producer_counts; do for c in $capacities; do rows+=("$s $p $c"); done; done; done
-total_rows=${#rows[@]}
-((pingpong_n > 0)) && total_rows=$((total_rows + 1))
+if ((grid > 0)); then
+  for s in $sizes; do for p in $producer_counts; do for c in $capacities; do rows+=("$s $p $c"); done; done; done
+fi
+task_rows=()
+if ((${#task_designs[@]} > 0)); then
+  for s in $task_sizes; do
+    for p in $task_producer_counts; do for c in $task_capacities; do task_rows+=("$s $p $c"); done; done
+  done
+fi
+total_rows=$((${#rows[@]} + ${#task_rows[@]}))
+((pingpong_n > 0 && grid > 0)) && total_rows=$((total_rows + 1))
+((pingpong_n > 0 && ${#task_designs[@]} > 0)) && total_rows=$((total_rows + 1))
 # The floor under every figure: one cache line moved between the two
 # threads' cores (on a VM this moves with where they land; measured before
 # and after the grid, printed above the table).
@@ -260,77 +309,94 @@ progress() {
 declare -A result  # "row|design" -> median msgs/s (or ns per round trip)
 declare -A cpu     # "row|design" -> median CPU ns per message (or per round trip)
 declare -A row_messages
-for row in "${rows[@]}"; do
-  read -r s p c <<<"$row"
-  unit=$((32 * p))  # N/P a multiple of 32 (moodycamel, docs/peers.md)
-  if [ -n "$fixed_messages" ]; then
-    n=$(round_to "$fixed_messages" "$unit")
-  else
-    # Calibration: one short run of each design; N such that the median
-    # design takes ~target_ms and the slowest at most max_ms.
-    progress "size=$s producers=$p capacity=$c: calibrating"
-    n0=$(round_to 8192 "$unit")
-    rates=()
-    for d in "${designs[@]}"; do
-      line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n0")
-      [ -n "$line" ] && rates+=("$(field msgs_per_sec "$line")")
-    done
-    if ((${#rates[@]} == 0)); then
-      n=$n0
-    else
-      med=$(median "${rates[@]}")
-      min=$(printf '%s\n' "${rates[@]}" | sort -g | head -1)
-      n=$(awk -v med="$med" -v min="$min" -v t="$target_ms" -v m="$max_ms" \
-            'BEGIN {n = med * t / 1000; cap = min * m / 1000; if (n > cap) n = cap; if (n < 4096) n = 4096; if (n > 50000000) n = 50000000; printf "%d", n}')
-      n=$(round_to "$n" "$unit")
-    fi
-  fi
-  row_messages["$row"]=$n
-  progress "size=$s producers=$p capacity=$c: $n messages x ${#designs[@]} designs x $reps reps"
-  declare -A samples=() cpu_samples=()
-  for ((r = 0; r < reps; r++)); do
-    # Interleaved repetitions; the starting design rotates per repetition.
-    count=${#designs[@]}
-    for ((k = 0; k < count; k++)); do
-      d=${designs[$(((k + r) % count))]}
-      line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n")
-      if [ -n "$line" ]; then
-        samples["$d"]+="$(field msgs_per_sec "$line") "
-        cpu_samples["$d"]+="$(field cpu_ns_per_msg "$line") "
-      fi
-    done
-  done
-  for d in "${designs[@]}"; do
-    # shellcheck disable=SC2086
-    result["$row|$d"]=$(median ${samples[$d]:-})
-    # shellcheck disable=SC2086
-    cpu["$row|$d"]=$(median ${cpu_samples[$d]:-})
-  done
-  unset samples cpu_samples
-  row_index=$((row_index + 1))
-done
 
-if ((pingpong_n > 0)); then
-  progress "ping-pong, size 24, $pingpong_n round trips x ${#designs[@]} designs x $reps reps"
+# messages_for DESIGNS_VAR S P C: the messages per run of a throughput row
+# for the designs of the array named DESIGNS_VAR: PEERS_MESSAGES, or a
+# calibration (one short run of each design; N such that the median design
+# takes ~target_ms and the slowest at most max_ms); N/P a multiple of 32
+# (moodycamel, docs/peers.md).
+messages_for() {
+  local -n m_designs=$1
+  local s=$2 p=$3 c=$4 unit=$((32 * $3)) n n0 d line med min
+  if [ -n "$fixed_messages" ]; then
+    round_to "$fixed_messages" "$unit"
+    return
+  fi
+  progress "size=$s producers=$p capacity=$c: calibrating"
+  n0=$(round_to 8192 "$unit")
+  local rates=()
+  for d in "${m_designs[@]}"; do
+    line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n0")
+    [ -n "$line" ] && rates+=("$(field msgs_per_sec "$line")")
+  done
+  if ((${#rates[@]} == 0)); then
+    echo "$n0"
+    return
+  fi
+  med=$(median "${rates[@]}")
+  min=$(printf '%s\n' "${rates[@]}" | sort -g | head -1)
+  n=$(awk -v med="$med" -v min="$min" -v t="$target_ms" -v m="$max_ms" \
+        'BEGIN {n = med * t / 1000; cap = min * m / 1000; if (n > cap) n = cap; if (n < 4096) n = 4096; if (n > 50000000) n = 50000000; printf "%d", n}')
+  round_to "$n" "$unit"
+}
+
+# measure KEY VALUE_FIELD CPU_FIELD DESIGNS_VAR ARGS...: every design of the
+# array named DESIGNS_VAR run REPS times with ARGS, repetitions interleaved
+# (the starting design rotates per repetition); the medians of the two
+# fields go to result["KEY|design"] and cpu["KEY|design"].
+measure() {
+  local key=$1 value_field=$2 cpu_field=$3
+  local -n m_designs=$4
+  shift 4
   declare -A samples=() cpu_samples=()
+  local r k d line count=${#m_designs[@]}
   for ((r = 0; r < reps; r++)); do
-    count=${#designs[@]}
     for ((k = 0; k < count; k++)); do
-      d=${designs[$(((k + r) % count))]}
-      line=$(run_one "$d" --pingpong --size=24 --messages="$pingpong_n")
+      d=${m_designs[$(((k + r) % count))]}
+      line=$(run_one "$d" "$@")
       if [ -n "$line" ]; then
-        samples["$d"]+="$(field ns_per_roundtrip "$line") "
-        cpu_samples["$d"]+="$(field cpu_ns_per_roundtrip "$line") "
+        samples["$d"]+="$(field "$value_field" "$line") "
+        cpu_samples["$d"]+="$(field "$cpu_field" "$line") "
       fi
     done
   done
-  for d in "${designs[@]}"; do
+  for d in "${m_designs[@]}"; do
     # shellcheck disable=SC2086
-    result["pingpong|$d"]=$(median ${samples[$d]:-})
+    result["$key|$d"]=$(median ${samples[$d]:-})
     # shellcheck disable=SC2086
-    cpu["pingpong|$d"]=$(median ${cpu_samples[$d]:-})
+    cpu["$key|$d"]=$(median ${cpu_samples[$d]:-})
   done
+}
+
+# throughput_rows DESIGNS_VAR KEY_PREFIX ROW...: each row "S P C" measured.
+throughput_rows() {
+  local designs_var=$1 prefix=$2 row s p c n
+  local -n t_designs=$1
+  shift 2
+  for row in "$@"; do
+    read -r s p c <<<"$row"
+    n=$(messages_for "$designs_var" "$s" "$p" "$c")
+    row_messages["$prefix$row"]=$n
+    progress "size=$s producers=$p capacity=$c: $n messages x ${#t_designs[@]} designs x $reps reps"
+    measure "$prefix$row" msgs_per_sec cpu_ns_per_msg "$designs_var" \
+      --producers="$p" --capacity="$c" --size="$s" --messages="$n"
+    row_index=$((row_index + 1))
+  done
+}
+
+# pingpong_row DESIGNS_VAR KEY: ping-pong at 24 bytes, PEERS_PINGPONG round trips.
+pingpong_row() {
+  local -n p_designs=$1
+  progress "ping-pong, size 24, $pingpong_n round trips x ${#p_designs[@]} designs x $reps reps"
+  measure "$2" ns_per_roundtrip cpu_ns_per_roundtrip "$1" --pingpong --size=24 --messages="$pingpong_n"
   row_index=$((row_index + 1))
+}
+
+throughput_rows designs "" "${rows[@]}"
+((pingpong_n > 0 && grid > 0)) && pingpong_row designs pingpong
+if ((${#task_designs[@]} > 0)); then
+  throughput_rows task_designs "tasks|" "${task_rows[@]}"
+  ((pingpong_n > 0)) && pingpong_row task_designs "tasks|pingpong"
 fi
 handoff_after=$(handoff_ns)
 failures=$(wc -l <"$build_dir/failures")
@@ -349,78 +415,155 @@ if [ -n "$rust_bin" ]; then
   done
   echo "- Rust: $(version "${rustc_bin:-rustc}" --version), $(version "$cargo_bin" --version), release profile opt-level 3, thin LTO, codegen-units 1; $rust_versions, tokio $(dpkg-query -W -f='${Version}' librust-tokio-dev 2>/dev/null) (2 worker threads)"
 fi
-[ -n "$go_bin" ] && echo "- Go: $(version "$go_cmd" version), GOMAXPROCS default"
+[ -n "$go_bin" ] && echo "- Go: $(version "$go_cmd" version), GOMAXPROCS default (go-2: GOMAXPROCS=2)"
 echo "- one cache line moved between the two threads (leanchan-peer-bench --handoff): ${handoff_before:-?} ns one way before the runs, ${handoff_after:-?} ns after"
 echo "- median of $reps interleaved runs, one process per run; messages per run chosen per row (column N)${fixed_messages:+ (fixed: PEERS_MESSAGES=$fixed_messages)}"
 for line in "${skipped[@]}"; do echo "- skipped $line"; done
 ((failures > 0)) && echo "- $failures run(s) failed (see stderr); their cells are the median of the rest or 'fail'"
 echo
-echo "Throughput in millions of messages per second (higher is better), each"
-echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
-echo "the whole process over the timed window, getrusage(RUSAGE_SELF), divided"
-echo "by N, median of the runs; up to the number of busy threads times the wall"
-echo "time per message: a design that spins to win shows here); ratio columns:"
-echo "leanchan's throughput divided by the peer's (> 1: leanchan faster)."
-echo
-header="| size | P | cap | N |"
-rule="|---:|---:|---:|---:|"
-for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
-for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
-echo "$header"
-echo "$rule"
-declare -A logsum logcount
 fmt_rate() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.2f", v / 1e6}' || echo "fail"; }
 fmt_cpu() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.0f", v}' || echo "-"; }
 fmt_ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}' || echo "-"; }
-for row in "${rows[@]}"; do
-  read -r s p c <<<"$row"
-  line="| $s | $p | $c | ${row_messages[$row]} |"
-  for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") | $(fmt_cpu "${cpu[$row|$d]:-}") |"; done
+if ((grid > 0)); then
+  echo "Throughput in millions of messages per second (higher is better), each"
+  echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
+  echo "the whole process over the timed window, getrusage(RUSAGE_SELF), divided"
+  echo "by N, median of the runs; up to the number of busy threads times the wall"
+  echo "time per message: a design that spins to win shows here); ratio columns:"
+  echo "leanchan's throughput divided by the peer's (> 1: leanchan faster)."
+  echo
+  header="| size | P | cap | N |"
+  rule="|---:|---:|---:|---:|"
+  for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
+  for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+  echo "$header"
+  echo "$rule"
+  declare -A logsum logcount
+  for row in "${rows[@]}"; do
+    read -r s p c <<<"$row"
+    line="| $s | $p | $c | ${row_messages[$row]} |"
+    for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") | $(fmt_cpu "${cpu[$row|$d]:-}") |"; done
+    for b in "${bases[@]}"; do
+      for q in "${peers[@]}"; do
+        a=${result[$row|$b]}; o=${result[$row|$q]}
+        line+=" $(fmt_ratio "$a" "$o") |"
+        if [ -n "$a" ] && [ -n "$o" ]; then
+          logsum["$b|$q"]=$(awk -v s="${logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
+          logcount["$b|$q"]=$((${logcount[$b|$q]:-0} + 1))
+        fi
+      done
+    done
+    echo "$line"
+  done
+  line="| **geomean** | | | |"
+  for d in "${designs[@]}"; do line+=" | |"; done
   for b in "${bases[@]}"; do
     for q in "${peers[@]}"; do
-      a=${result[$row|$b]}; o=${result[$row|$q]}
-      line+=" $(fmt_ratio "$a" "$o") |"
-      if [ -n "$a" ] && [ -n "$o" ]; then
-        logsum["$b|$q"]=$(awk -v s="${logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
-        logcount["$b|$q"]=$((${logcount[$b|$q]:-0} + 1))
+      if [ -n "${logcount[$b|$q]:-}" ]; then
+        line+=" **$(awk -v s="${logsum[$b|$q]}" -v n="${logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
+      else
+        line+=" - |"
       fi
     done
   done
   echo "$line"
-done
-line="| **geomean** | | | |"
-for d in "${designs[@]}"; do line+=" | |"; done
-for b in "${bases[@]}"; do
-  for q in "${peers[@]}"; do
-    if [ -n "${logcount[$b|$q]:-}" ]; then
-      line+=" **$(awk -v s="${logsum[$b|$q]}" -v n="${logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
-    else
-      line+=" - |"
-    fi
-  done
-done
-echo "$line"
 
-if ((pingpong_n > 0)); then
+  if ((pingpong_n > 0)); then
+    echo
+    echo "Ping-pong, 24-byte messages, two capacity-1 channels: ns per round trip"
+    echo "(lower is better), each beside the process's CPU time per round trip"
+    echo "(cpu_ns_per_roundtrip, as above); ratio columns: the peer's time divided"
+    echo "by leanchan's (> 1: leanchan faster)."
+    echo
+    header="| N |"; rule="|---:|"
+    for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
+    for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+    echo "$header"
+    echo "$rule"
+    line="| $pingpong_n |"
+    for d in "${designs[@]}"; do
+      v=${result[pingpong|$d]}
+      line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[pingpong|$d]:-}") |"
+    done
+    for b in "${bases[@]}"; do
+      for q in "${peers[@]}"; do line+=" $(fmt_ratio "${result[pingpong|$q]}" "${result[pingpong|$b]}") |"; done
+    done
+    echo "$line"
+  fi
+fi
+
+# The task table: the same workload, every party a task on two threads.
+if ((${#task_designs[@]} > 0)); then
   echo
-  echo "Ping-pong, 24-byte messages, two capacity-1 channels: ns per round trip"
-  echo "(lower is better), each beside the process's CPU time per round trip"
-  echo "(cpu_ns_per_roundtrip, as above); ratio columns: the peer's time divided"
-  echo "by leanchan's (> 1: leanchan faster)."
+  echo "## Tasks on two threads"
   echo
-  header="| N |"; rule="|---:|"
-  for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
-  for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+  echo "Producers, consumer, echo and pinger as tasks on two threads: leanchan's"
+  echo "coroutines on ThreadPoolExecutor(2) (leanchan-coro), asio::awaitable"
+  echo "coroutines on an io_context run by two threads through leanchan::asio"
+  echo "(leanchan-asio) or Asio's concurrent_channel (asio-channel), Tokio tasks"
+  echo "on a multi-thread runtime with 2 workers (tokio), goroutines with"
+  echo "GOMAXPROCS=2 (go-2). Millions of messages per second beside the CPU"
+  echo "time per message, as above; ratio columns: the leanchan design's"
+  echo "throughput divided by the peer's (> 1: leanchan faster). These rows,"
+  echo "not the OS-thread ones, compare leanchan with Tokio tasks and goroutines."
+  echo
+  header="| size | P | cap | N |"
+  rule="|---:|---:|---:|---:|"
+  for d in "${task_designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
+  for b in "${task_bases[@]}"; do for q in "${task_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
   echo "$header"
   echo "$rule"
-  line="| $pingpong_n |"
-  for d in "${designs[@]}"; do
-    v=${result[pingpong|$d]}
-    line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[pingpong|$d]:-}") |"
+  declare -A task_logsum=() task_logcount=()
+  for row in "${task_rows[@]}"; do
+    read -r s p c <<<"$row"
+    key="tasks|$row"
+    line="| $s | $p | $c | ${row_messages[$key]} |"
+    for d in "${task_designs[@]}"; do line+=" $(fmt_rate "${result[$key|$d]}") | $(fmt_cpu "${cpu[$key|$d]:-}") |"; done
+    for b in "${task_bases[@]}"; do
+      for q in "${task_peers[@]}"; do
+        a=${result[$key|$b]}; o=${result[$key|$q]}
+        line+=" $(fmt_ratio "$a" "$o") |"
+        if [ -n "$a" ] && [ -n "$o" ]; then
+          task_logsum["$b|$q"]=$(awk -v s="${task_logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
+          task_logcount["$b|$q"]=$((${task_logcount[$b|$q]:-0} + 1))
+        fi
+      done
+    done
+    echo "$line"
   done
-  for b in "${bases[@]}"; do
-    for q in "${peers[@]}"; do line+=" $(fmt_ratio "${result[pingpong|$q]}" "${result[pingpong|$b]}") |"; done
+  line="| **geomean** | | | |"
+  for d in "${task_designs[@]}"; do line+=" | |"; done
+  for b in "${task_bases[@]}"; do
+    for q in "${task_peers[@]}"; do
+      if [ -n "${task_logcount[$b|$q]:-}" ]; then
+        line+=" **$(awk -v s="${task_logsum[$b|$q]}" -v n="${task_logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
+      else
+        line+=" - |"
+      fi
+    done
   done
   echo "$line"
+  if ((pingpong_n > 0)); then
+    echo
+    echo "Ping-pong as tasks on two threads, 24-byte messages, two capacity-1"
+    echo "channels: ns per round trip (lower is better) beside the CPU time per"
+    echo "round trip; ratio columns: the peer's time divided by the leanchan"
+    echo "design's (> 1: leanchan faster)."
+    echo
+    header="| N |"; rule="|---:|"
+    for d in "${task_designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
+    for b in "${task_bases[@]}"; do for q in "${task_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+    echo "$header"
+    echo "$rule"
+    line="| $pingpong_n |"
+    for d in "${task_designs[@]}"; do
+      v=${result[tasks|pingpong|$d]}
+      line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[tasks|pingpong|$d]:-}") |"
+    done
+    for b in "${task_bases[@]}"; do
+      for q in "${task_peers[@]}"; do line+=" $(fmt_ratio "${result[tasks|pingpong|$q]}" "${result[tasks|pingpong|$b]}") |"; done
+    done
+    echo "$line"
+  fi
 fi
 exit 0
