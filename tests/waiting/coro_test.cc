@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Coroutine send and receive: backpressure, close while suspended, and
-// cancellation by destroying a suspended coroutine.
+// Coroutine send and receive: backpressure, close while suspended,
+// cancellation by destroying a suspended coroutine, and the executor calls
+// an await makes.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <coroutine>
 #include <exception>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -164,6 +166,102 @@ TEST(Coroutines, SuspendedReceiverSeesTheEnd) {
   EXPECT_EQ(executor.run_pending(), 1u);
   EXPECT_TRUE(resumed);
   EXPECT_EQ(out, std::nullopt);
+}
+
+// Forwards to a ManualExecutor and counts the calls made on it: the
+// executor traffic of the awaitables (a thread pool takes its lock for each).
+class CountingExecutor final : public leanchan::Executor {
+ public:
+  void schedule(leanchan::ExecutorTask& task) noexcept override {
+    ++schedules;
+    inner.schedule(task);
+  }
+  void cancel(leanchan::ExecutorTask& task) noexcept override {
+    ++cancels;
+    inner.cancel(task);
+  }
+  leanchan::ManualExecutor inner;
+  int schedules = 0;
+  int cancels = 0;
+};
+
+Task send_count(leanchan::Sender<int, 2>& tx, leanchan::Executor& executor, int count, int& sent) {
+  for (int i = 0; i < count; ++i) {
+    if ((co_await tx.async_send(i, executor)).ok()) ++sent;
+  }
+}
+
+Task reserve_count(leanchan::Sender<int, 2>& tx, leanchan::Executor& executor, int count,
+                   int& sent) {
+  for (int i = 0; i < count; ++i) {
+    leanchan::Permit<int, 2> permit = co_await tx.async_reserve(executor);
+    if (permit.status() == leanchan::SendStatus::kOk) {
+      permit.send(i);
+      ++sent;
+    }
+  }
+}
+
+Task recv_count(leanchan::Receiver<int, 2>& rx, leanchan::Executor& executor, int count,
+                int& received) {
+  for (int i = 0; i < count; ++i) {
+    if (std::optional<int> value = co_await rx.async_recv(executor); value == i) ++received;
+  }
+}
+
+// A send, reservation or receive that finds room or a message at once never
+// waited: it neither schedules nor cancels anything on its executor.
+TEST(Coroutines, AwaitsThatDoNotWaitLeaveTheExecutorAlone) {
+  constexpr int kCount = 64;
+  auto [tx, rx] = leanchan::channel<int, 2>(2 * kCount);
+  CountingExecutor executor;
+  int sent = 0;
+  int received = 0;
+  Task sender = send_count(tx, executor, kCount, sent);
+  start_and_run(sender, executor.inner);
+  EXPECT_TRUE(sender.done());
+  Task reserver = reserve_count(tx, executor, kCount, sent);
+  start_and_run(reserver, executor.inner);
+  EXPECT_TRUE(reserver.done());
+  EXPECT_EQ(sent, 2 * kCount);
+  EXPECT_EQ(executor.schedules, 0);
+  EXPECT_EQ(executor.cancels, 0);
+  Task receiver = recv_count(rx, executor, kCount, received);
+  start_and_run(receiver, executor.inner);
+  EXPECT_TRUE(receiver.done());
+  EXPECT_EQ(received, kCount);
+  EXPECT_EQ(executor.schedules, 0);
+  EXPECT_EQ(executor.cancels, 0);
+}
+
+// A send that waits once costs one schedule (the slot handed to it) and one
+// cancel (withdrawing a second request that might have come meanwhile), as
+// does a reservation.
+TEST(Coroutines, ASendThatWaitsOnceSchedulesOnceAndCancelsOnce) {
+  auto [tx, rx] = leanchan::channel<int, 2>(1);
+  ASSERT_TRUE(tx.send(-1).ok());  // full
+  CountingExecutor executor;
+  int sent = 0;
+  Task sender = send_count(tx, executor, 1, sent);
+  start_and_run(sender, executor.inner);
+  EXPECT_FALSE(sender.done());
+  EXPECT_EQ(rx.try_recv().value(), -1);  // hands the slot to the waiting send
+  EXPECT_EQ(executor.inner.run_pending(), 1u);
+  EXPECT_TRUE(sender.done());
+  EXPECT_EQ(sent, 1);
+  EXPECT_EQ(executor.schedules, 1);
+  EXPECT_EQ(executor.cancels, 1);
+
+  Task reserver = reserve_count(tx, executor, 1, sent);  // full again (the 0 sent)
+  start_and_run(reserver, executor.inner);
+  EXPECT_FALSE(reserver.done());
+  EXPECT_EQ(rx.try_recv().value(), 0);  // hands the slot to the waiting reservation
+  EXPECT_EQ(executor.inner.run_pending(), 1u);
+  EXPECT_TRUE(reserver.done());
+  EXPECT_EQ(sent, 2);
+  EXPECT_EQ(rx.try_recv().value(), 0);
+  EXPECT_EQ(executor.schedules, 2);
+  EXPECT_EQ(executor.cancels, 2);
 }
 
 }  // namespace

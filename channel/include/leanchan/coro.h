@@ -250,15 +250,25 @@ class SendSideAwaitable : protected AwaitableBase<Derived> {
       : AwaitableBase<Derived>(executor), tx_(&tx) {}
   ~SendSideAwaitable() { detach(); }
 
-  // Nothing is written after queueing: once notify_when_room returns
-  // false, a firing may resume (and free) the frame at any moment.
-  bool arm() noexcept { return tx_->notify_when_room(this->notifier_) == RoomStatus::kArmed; }
+  // armed_ is written before queueing and nothing after it: once
+  // notify_when_room returns kArmed, a firing may resume (and free) the
+  // frame at any moment.
+  bool arm() noexcept {
+    armed_ = true;
+    return tx_->notify_when_room(this->notifier_) == RoomStatus::kArmed;
+  }
+  // Only after arm() can the notifier be queued or hold a slot, or the task
+  // be scheduled: a send that never waited (or was detached since) has
+  // nothing to withdraw.
   void detach() noexcept {
+    if (!armed_) return;
     tx_->cancel_notify(this->notifier_);   // lock-free when idle; passes a slot on
     this->executor_->cancel(this->task_);  // withdraws a task it queued
+    armed_ = false;
   }
 
   Sender<T, BlockSize>* tx_;
+  bool armed_ = false;  // arm() has run since the last detach()
 };
 
 }  // namespace internal
