@@ -85,6 +85,10 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
 
 void ChannelState::attach_receive_node(WaitNode* node) noexcept {
   detach_receive_node();
+  attach_first_receive_node(node);
+}
+
+void ChannelState::attach_first_receive_node(WaitNode* node) noexcept {
   node->kind = WaitNode::Kind::kReceive;
   const Locked held = blocks_.lock();
   semaphore_.attach_receive_locked(held, node);

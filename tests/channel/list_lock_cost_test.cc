@@ -6,11 +6,16 @@
 // free: under Retention::keep(n) with n >= 2 there never is (a drain keeps
 // as many spares as the chain can hold). Counted with the test-points
 // build's kListLocked point, on one thread, so the counts are exact bounds.
+// Also what attaching the receiver's notifier costs, alone and under a
+// coroutine receive.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <coroutine>
 #include <cstddef>
+#include <optional>
 
+#include "coro_support.h"
 #include "leanchan/channel.h"
 #include "leanchan/internal/test_point.h"
 
@@ -135,6 +140,76 @@ TEST(ListLocks, EmptyPollsWhileAReservationIsHeldTakeNoLock) {
   }
   leanchan::internal::test_point_hook.store(nullptr);
   EXPECT_EQ(locks.load(), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// A receiver with no notifier attaches one under one list lock (before, it
+// also detached first, a second lock, though nothing was attached);
+// replacing an attached one still detaches it first (two).
+void ignore(void*) {}  // a notifier's callback; these never fire
+
+TEST(ListLocks, AttachingTheFirstNotifierLocksOnce) {
+  auto [tx, rx] = leanchan::channel<int, 4>(16);
+  leanchan::Notifier first(&ignore, nullptr);
+  leanchan::Notifier second(&ignore, nullptr);
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  rx.set_notifier(first);
+  const long attach = locks.exchange(0);
+  rx.set_notifier(second);
+  const long replace = locks.exchange(0);
+  rx.clear_notifier();
+  const long detach = locks.exchange(0);
+  rx.set_notifier(first);  // none attached again
+  const long attach_again = locks.exchange(0);
+  leanchan::internal::test_point_hook.store(nullptr);
+  EXPECT_EQ(attach, 1);
+  EXPECT_EQ(replace, 2);
+  EXPECT_EQ(detach, 1);
+  EXPECT_EQ(attach_again, 1);
+}
+
+leanchan::testing::Task receive_one(leanchan::Receiver<int, 4>& rx, leanchan::Executor& executor,
+                                    std::optional<int>& out) {
+  out = co_await rx.async_recv(executor);
+}
+
+// Starts a coroutine on the executor (its first resume runs there).
+struct Starter : leanchan::ExecutorTask {
+  explicit Starter(std::coroutine_handle<> h) : handle(h) {
+    run = [](leanchan::ExecutorTask* self) { static_cast<Starter*>(self)->handle.resume(); };
+  }
+  std::coroutine_handle<> handle;
+};
+
+// A coroutine receive that waits takes the list lock twice: attaching its
+// notifier when it suspends and detaching it when it resumes (it was three).
+TEST(ListLocks, ACoroutineReceiveThatWaitsLocksTwice) {
+  auto [tx, rx] = leanchan::channel<int, 4>(16);
+  ASSERT_TRUE(tx.try_send(0).ok());  // the block is numbered before counting
+  ASSERT_EQ(rx.try_recv().value(), 0);
+  leanchan::ManualExecutor executor;
+  std::optional<int> out;
+  leanchan::testing::Task task = receive_one(rx, executor, out);
+  Starter start(task.handle);
+  executor.schedule(start);
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  ASSERT_EQ(executor.run_pending(), 1u);  // suspends: attaches
+  const long suspend = locks.exchange(0);
+  ASSERT_TRUE(tx.try_send(7).ok());  // fires the notifier: schedules
+  const long send = locks.exchange(0);
+  ASSERT_EQ(executor.run_pending(), 1u);  // takes the message, detaches, resumes
+  const long resume = locks.exchange(0);
+  leanchan::internal::test_point_hook.store(nullptr);
+  EXPECT_TRUE(task.done());
+  EXPECT_EQ(out, 7);
+  EXPECT_EQ(suspend, 1);
+  EXPECT_EQ(send, 0);
+  EXPECT_EQ(resume, 1);
 }
 
 }  // namespace
