@@ -2,7 +2,8 @@
 // leanchan::asio on real io_contexts: completion tokens (callbacks,
 // use_awaitable, deferred), end of stream, cancellation (slots and
 // cancel(), racing with sends), resumption on the handler's executor, work
-// tracking, the handler's allocator, a multi-threaded stress with
+// tracking, the handler's allocator (and no heap allocation per operation
+// with the default one), a multi-threaded stress with
 // exactly-once, per-producer FIFO delivery, and destruction with a
 // resumption already posted.
 // The window between arming and suspending, opened by a test hook (see
@@ -28,6 +29,7 @@ void leanchan_test_after_arm();
 
 #include "gtest/gtest.h"
 #include "leanchan/channel.h"
+#include "leanchan/profiler/heap_probe.h"
 #include "test_support.h"
 
 namespace {
@@ -351,6 +353,52 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   EXPECT_EQ(got, 3);
   EXPECT_EQ(allocations.load(), 1);
 }
+
+// With the default allocator (use_awaitable's), operations come from
+// Asio's per-thread recycling allocator, as Asio's own do: a stream of sends
+// and receives on an io thread, waiting or not, reaches the heap for none
+// (before, each operation allocated one block).
+class AsioSteadyStream : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(AsioSteadyStream, AllocatesNothingPerOperation) {
+  constexpr int kWarmUp = 64;
+  constexpr int kMessages = 4000;
+  asio::io_context io(1);
+  auto tx_rx = leanchan::channel<int>(GetParam());
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  AsyncSender<int> tx(io.get_executor(), std::move(tx_rx.first));
+  long long sum = 0;
+  int received = 0;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < kWarmUp + kMessages; ++i) {
+          co_await tx.async_send(i, asio::use_awaitable);
+        }
+      },
+      asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < kWarmUp + kMessages; ++i) {
+          std::optional<int> value = co_await rx.async_recv(asio::use_awaitable);
+          sum += value.value_or(-1);
+          ++received;
+        }
+      },
+      asio::detached);
+  while (received < kWarmUp) ASSERT_EQ(io.run_one(), 1u);
+  leanchan::profiler::HeapProbe probe;
+  while (received < kWarmUp + kMessages) ASSERT_EQ(io.run_one(), 1u);
+  const std::uint64_t allocations = probe.allocations();
+  io.run();
+  EXPECT_EQ(allocations, 0u);
+  const long long n = kWarmUp + kMessages;
+  EXPECT_EQ(sum, n * (n - 1) / 2);
+}
+
+// Capacity 1: nearly every operation waits; 16: most complete at once.
+INSTANTIATE_TEST_SUITE_P(Capacities, AsioSteadyStream, ::testing::Values(1, 16));
 
 TEST(AsioReceiver, DestroyedAfterTheContextStoppedDestroysThePendingHandler) {
   auto io = std::make_unique<asio::io_context>();

@@ -30,11 +30,12 @@ namespace leanchan::asio {
 //     cancellation slot (terminal, partial or total) or cancel(); nothing
 //     was taken, so nothing is lost.
 // The handler runs on its associated executor (default: this object's),
-// never inside async_recv itself. While waiting, the operation holds
-// outstanding work on both executors and one object allocated with the
-// handler's associated allocator (allocated before anything is taken: if
-// that allocation throws, async_recv throws and the channel is untouched);
-// each wake-up posts one step to this object's executor.
+// never inside async_recv itself. Each receive allocates one object with
+// the handler's associated allocator (Asio's recycling allocator for the
+// default one), before anything is taken: if that allocation throws,
+// async_recv throws and the channel is untouched. While waiting, the
+// operation holds outstanding work on both executors; each wake-up posts
+// one step to this object's executor.
 //
 // Thread-safety: as any Asio I/O object, one operation at a time, started
 // from one thread at a time. cancel() may come from any thread while the

@@ -2,7 +2,8 @@
 // leanchan/asio/resumer.h: the parts the Asio receiver and sender share:
 // which Asio (standalone or Boost), the hand-off between a channel notifier
 // and an operation's resumption, and a type-erased pending operation
-// allocated with its handler's allocator. Internal: include leanchan/asio.h.
+// allocated with its handler's allocator (or Asio's recycling one).
+// Internal: include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_RESUMER_H_
 #define LEANCHAN_ASIO_RESUMER_H_
 
@@ -18,6 +19,7 @@ namespace leanchan::asio {
 namespace net = ::boost::asio;
 using error_code = ::boost::system::error_code;
 }  // namespace leanchan::asio
+#define LEANCHAN_ASIO_VERSION BOOST_ASIO_VERSION
 #else
 #include <asio.hpp>
 #include <asio/experimental/channel_error.hpp>
@@ -25,6 +27,13 @@ namespace leanchan::asio {
 namespace net = ::asio;
 using error_code = ::asio::error_code;
 }  // namespace leanchan::asio
+#define LEANCHAN_ASIO_VERSION ASIO_VERSION
+#endif
+// net::recycling_allocator is public from Asio 1.22 (Boost 1.79) on.
+#if LEANCHAN_ASIO_VERSION >= 102200
+#define LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR 1
+#else
+#define LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR 0
 #endif
 
 // A test-only hook between arming the notifier and suspending: the window
@@ -179,13 +188,14 @@ class GateRef {
   StepGate* gate_;
 };
 
-// A pending operation whose handler type is erased: allocated with the
-// handler's associated allocator, holding outstanding work on the I/O
-// executor and on the handler's executor while it waits. complete()
-// deallocates the operation before the handler runs (Asio's rule), then
-// dispatches it (or posts it, when completing inside the initiating call)
-// on the handler's associated executor. `Payload` travels with the
-// operation (a send's value), so an idle I/O object does not hold one.
+// A pending operation whose handler type is erased: allocated with
+// OperationAllocator (the handler's associated allocator), holding
+// outstanding work on the I/O executor and on the handler's executor while
+// it waits. complete() deallocates the operation before the handler runs
+// (Asio's rule), then dispatches it (or posts it, when completing inside
+// the initiating call) on the handler's associated executor. `Payload`
+// travels with the operation (a send's value), so an idle I/O object does
+// not hold one.
 struct NoPayload {};
 
 // What the registry (registry.h) needs of any pending operation.
@@ -219,6 +229,25 @@ class PendingOp : public PendingBase {
   [[no_unique_address]] Payload payload_;
 };
 
+// What an operation is allocated with: the handler's associated allocator;
+// when that is the default (std::allocator, as for use_awaitable and plain
+// callbacks), Asio's per-thread recycling allocator, which Asio's own
+// operations use: a stream of operations on an io thread reuses the blocks
+// that thread cached instead of reaching the heap each time (off an io
+// thread it is the heap).
+template <class Handler, class HandlerAlloc = net::associated_allocator_t<Handler>>
+struct OperationAllocator {
+  using type = HandlerAlloc;
+  static type of(const Handler& handler) noexcept { return net::get_associated_allocator(handler); }
+};
+#if LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR
+template <class Handler>
+struct OperationAllocator<Handler, std::allocator<void>> {
+  using type = net::recycling_allocator<void>;
+  static type of(const Handler&) noexcept { return type(); }
+};
+#endif
+
 template <class IoExecutor, class Handler, class Payload, class... Args>
 class HandlerOp final : public PendingOp<Payload, Args...> {
   using Base = PendingOp<Payload, Args...>;
@@ -227,13 +256,13 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
   using Tracked = std::decay_t<decltype(net::prefer(std::declval<const E&>(),
                                                     net::execution::outstanding_work.tracked))>;
   using Alloc = typename std::allocator_traits<
-      net::associated_allocator_t<Handler>>::template rebind_alloc<HandlerOp>;
+      typename OperationAllocator<Handler>::type>::template rebind_alloc<HandlerOp>;
 
  public:
-  // Allocates the operation with the handler's allocator. May throw what
-  // the allocator throws (then nothing is pending).
+  // Allocates the operation with OperationAllocator. May throw what the
+  // allocator throws (then nothing is pending).
   static HandlerOp* create(Handler&& handler, const IoExecutor& io, Payload&& payload) {
-    Alloc alloc(net::get_associated_allocator(handler));
+    Alloc alloc(OperationAllocator<Handler>::of(handler));
     HandlerOp* op = std::allocator_traits<Alloc>::allocate(alloc, 1);
     try {
       ::new (static_cast<void*>(op)) HandlerOp(std::move(handler), io, std::move(payload));
@@ -260,7 +289,7 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     if (slot.is_connected()) slot.clear();
   }
   static void free(HandlerOp* op) noexcept {
-    Alloc alloc(net::get_associated_allocator(op->handler_));
+    Alloc alloc(OperationAllocator<Handler>::of(op->handler_));
     op->~HandlerOp();
     std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
   }

@@ -37,8 +37,9 @@ namespace leanchan::asio {
 // threads, coroutines and notifiers: when a slot frees it is handed to the
 // longest waiter, and a cancelled send passes a slot it was handed on.
 // The handler runs on its associated executor (default: this object's),
-// never inside async_send. The value travels in the one object the pending
-// operation allocates with the handler's allocator.
+// never inside async_send. The value travels in the one object the
+// operation allocates with the handler's allocator (Asio's recycling
+// allocator for the default one).
 //
 // Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
 // value is destroyed unsent, and a slot it had been handed goes to the next
