@@ -2,10 +2,11 @@
 // leanchan::asio on real io_contexts: completion tokens (callbacks,
 // use_awaitable, deferred), end of stream, cancellation (slots and
 // cancel(), racing with sends), resumption on the handler's executor, work
-// tracking, the handler's allocator (and no heap allocation per operation
-// with the default one), a multi-threaded stress with
-// exactly-once, per-producer FIFO delivery, and destruction with a
-// resumption already posted.
+// tracking (only while waiting, once per executor) and one execution per
+// completion, the handler's allocator (and no heap allocation per operation
+// with the default one), a multi-threaded stress with exactly-once,
+// per-producer FIFO delivery, and destruction with a resumption already
+// posted.
 // The window between arming and suspending, opened by a test hook (see
 // leanchan/asio/resumer.h): what runs there runs inside the operation.
 void leanchan_test_after_arm();
@@ -352,6 +353,107 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   io.run();
   EXPECT_EQ(got, 3);
   EXPECT_EQ(allocations.load(), 1);
+}
+
+// An executor over an io_context's that counts what leanchan::asio asks of
+// it: functions executed, and tracked work taken
+// (prefer(outstanding_work.tracked)). That work is only counted: the I/O
+// object's own executor, of another type, is what keeps run() going. It
+// always queues, never runs inline.
+struct ExecutorCounts {
+  std::atomic<int> executed{0};
+  std::atomic<int> tracked{0};
+};
+struct CountingExecutor {
+  asio::io_context::executor_type inner;
+  ExecutorCounts* counts;
+
+  asio::execution_context& query(asio::execution::context_t) const noexcept {
+    return inner.context();
+  }
+  static constexpr asio::execution::blocking_t query(asio::execution::blocking_t) noexcept {
+    return asio::execution::blocking.never;
+  }
+  CountingExecutor require(asio::execution::blocking_t::never_t) const { return *this; }
+  CountingExecutor prefer(asio::execution::outstanding_work_t::tracked_t) const {
+    counts->tracked.fetch_add(1);
+    return *this;
+  }
+  template <class F>
+  void execute(F&& f) const {
+    counts->executed.fetch_add(1);
+    asio::post(inner, std::forward<F>(f));
+  }
+  bool operator==(const CountingExecutor& other) const noexcept {
+    return inner == other.inner && counts == other.counts;
+  }
+  bool operator!=(const CountingExecutor& other) const noexcept { return !(*this == other); }
+};
+
+// A receive that finds a message completes with one function queued on the
+// handler's executor, holding no work (its queued completion counts by
+// itself). Before, it took tracked work when it started, and its completion
+// went through a work_dispatcher: tracked work once more and two functions
+// executed on that same executor.
+TEST(AsioReceiver, ReadyCompletionIsOneFunctionWithoutWork) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  ExecutorCounts counts;
+  std::optional<int> got;
+  ASSERT_TRUE(tx_rx.first.try_send(3).ok());
+  rx.async_recv(asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
+                                    [&](asio::error_code, std::optional<int> v) { got = v; }));
+  io.run();
+  EXPECT_EQ(got, 3);
+  EXPECT_EQ(counts.executed.load(), 1);
+  EXPECT_EQ(counts.tracked.load(), 0);
+}
+
+// A receive that waits holds work on the handler's executor once, from
+// before it waits, and completes with one function executed there.
+TEST(AsioReceiver, WaitingReceiveHoldsWorkOnceAndExecutesOnce) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  ExecutorCounts counts;
+  std::optional<int> got;
+  rx.async_recv(asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
+                                    [&](asio::error_code, std::optional<int> v) { got = v; }));
+  EXPECT_EQ(counts.tracked.load(), 1);
+  ASSERT_TRUE(tx_rx.first.try_send(4).ok());  // kicks the receive from this thread
+  io.run();
+  EXPECT_EQ(got, 4);
+  EXPECT_EQ(counts.executed.load(), 1);
+  EXPECT_EQ(counts.tracked.load(), 1);
+}
+
+// The same for a send that waits for room, then for one that finds room.
+TEST(AsioSender, SendsHoldWorkOnlyWhileWaitingAndExecuteOnce) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(1);
+  AsyncSender<int> tx(io.get_executor(), std::move(tx_rx.first));
+  ASSERT_TRUE(tx.try_send(1).ok());  // full
+  ExecutorCounts counts;
+  asio::error_code first(asio::error::would_block);
+  tx.async_send(2, asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
+                                       [&](asio::error_code ec) { first = ec; }));
+  EXPECT_EQ(counts.tracked.load(), 1);
+  EXPECT_EQ(tx_rx.second.try_recv().value(), 1);  // hands the slot to the waiting send
+  io.run();
+  EXPECT_FALSE(first);
+  EXPECT_EQ(counts.executed.load(), 1);
+  EXPECT_EQ(counts.tracked.load(), 1);
+  EXPECT_EQ(tx_rx.second.try_recv().value(), 2);
+  asio::error_code second(asio::error::would_block);
+  tx.async_send(3, asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
+                                       [&](asio::error_code ec) { second = ec; }));
+  io.restart();
+  io.run();
+  EXPECT_FALSE(second);
+  EXPECT_EQ(counts.executed.load(), 2);
+  EXPECT_EQ(counts.tracked.load(), 1);
+  EXPECT_EQ(tx_rx.second.try_recv().value(), 3);
 }
 
 // With the default allocator (use_awaitable's), operations come from

@@ -34,8 +34,8 @@ namespace leanchan::asio {
 // the handler's associated allocator (Asio's recycling allocator for the
 // default one), before anything is taken: if that allocation throws,
 // async_recv throws and the channel is untouched. While waiting, the
-// operation holds outstanding work on both executors; each wake-up posts
-// one step to this object's executor.
+// operation holds outstanding work on both executors (once when they are
+// the same); each wake-up posts one step to this object's executor.
 //
 // Thread-safety: as any Asio I/O object, one operation at a time, started
 // from one thread at a time. cancel() may come from any thread while the
@@ -166,6 +166,7 @@ class AsyncReceiver final
         return this->finish(inside_initiation, error_code(net::error::operation_aborted),
                             std::optional<T>());
       }
+      this->op().hold_work();                  // it waits from here on
       if (receiver_.arm_notifier()) continue;  // something came meanwhile
       LEANCHAN_ASIO_TEST_AFTER_ARM();
       if (this->suspend(inside_initiation)) return;  // a kick will post resume()

@@ -10,6 +10,9 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #if defined(LEANCHAN_ASIO_USE_BOOST)
@@ -190,12 +193,13 @@ class GateRef {
 
 // A pending operation whose handler type is erased: allocated with
 // OperationAllocator (the handler's associated allocator), holding
-// outstanding work on the I/O executor and on the handler's executor while
-// it waits. complete() deallocates the operation before the handler runs
-// (Asio's rule), then dispatches it (or posts it, when completing inside
-// the initiating call) on the handler's associated executor. `Payload`
-// travels with the operation (a send's value), so an idle I/O object does
-// not hold one.
+// outstanding work on the handler's executor and on the I/O executor (once
+// when they are the same) from the moment it first waits (hold_work) until
+// it completes. complete() deallocates the operation before the handler
+// runs (Asio's rule), then dispatches it (or posts it, when completing
+// inside the initiating call) on the handler's associated executor, once.
+// `Payload` travels with the operation (a send's value), so an idle I/O
+// object does not hold one.
 struct NoPayload {};
 
 // What the registry (registry.h) needs of any pending operation.
@@ -217,15 +221,33 @@ class PendingOp : public PendingBase {
  public:
   Payload& payload() noexcept { return payload_; }
   void complete(bool post, Args... args) { complete_(this, post, std::move(args)...); }
+  // Before the operation first waits (arms a notifier): from here until it
+  // completes, run() does not return under it. Idempotent. An operation
+  // that completes without waiting holds no work: its completion, queued or
+  // dispatched on the handler's executor, counts by itself. Terminates if
+  // an executor's prefer(outstanding_work.tracked) throws, as Asio's own
+  // operations do (Asio's executors' never throw).
+  void hold_work() noexcept {
+    if (holds_work_) return;
+    hold_work_(this);
+    holds_work_ = true;
+  }
 
  protected:
   using CompleteFn = void (*)(PendingOp*, bool, Args...);
-  PendingOp(CompleteFn complete_fn, DestroyFn destroy_fn, Payload&& payload)
-      : PendingBase(destroy_fn), complete_(complete_fn), payload_(std::move(payload)) {}
+  using HoldWorkFn = void (*)(PendingOp*) noexcept;
+  PendingOp(CompleteFn complete_fn, HoldWorkFn hold_work_fn, DestroyFn destroy_fn,
+            Payload&& payload)
+      : PendingBase(destroy_fn),
+        complete_(complete_fn),
+        hold_work_(hold_work_fn),
+        payload_(std::move(payload)) {}
   ~PendingOp() = default;
 
  private:
   CompleteFn complete_;
+  HoldWorkFn hold_work_;
+  bool holds_work_ = false;  // hold_work() has run
   [[no_unique_address]] Payload payload_;
 };
 
@@ -276,11 +298,19 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
 
  private:
   HandlerOp(Handler&& handler, const IoExecutor& io, Payload&& payload)
-      : Base(&do_complete, &do_destroy, std::move(payload)),
-        io_work_(net::prefer(io, net::execution::outstanding_work.tracked)),
-        handler_work_(net::prefer(net::get_associated_executor(handler, io),
-                                  net::execution::outstanding_work.tracked)),
+      : Base(&do_complete, &do_hold_work, &do_destroy, std::move(payload)),
+        io_(io),
         handler_(std::move(handler)) {}
+
+  // Whether two executors are one: then one count of work on it is enough.
+  template <class A, class B>
+  static bool same_executor(const A& a, const B& b) noexcept {
+    if constexpr (std::is_same_v<A, B>) {
+      return a == b;
+    } else {
+      return false;
+    }
+  }
 
   // The slot's handler points at the I/O object: detached before the
   // operation ends.
@@ -293,6 +323,17 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     op->~HandlerOp();
     std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
   }
+  // Work on the handler's executor, and on the I/O executor unless it is
+  // that same executor (a plain callback, use_awaitable on the object's
+  // executor), as Asio's own operations hold it.
+  static void do_hold_work(Base* base) noexcept {
+    auto* op = static_cast<HandlerOp*>(base);
+    HandlerExecutor executor = net::get_associated_executor(op->handler_, op->io_);
+    if (!same_executor(executor, op->io_)) {
+      op->io_work_.emplace(net::prefer(op->io_, net::execution::outstanding_work.tracked));
+    }
+    op->handler_work_.emplace(net::prefer(executor, net::execution::outstanding_work.tracked));
+  }
   static void do_destroy(PendingBase* base) noexcept {
     auto* op = static_cast<HandlerOp*>(static_cast<Base*>(base));
     disconnect(op);
@@ -302,24 +343,42 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     auto* op = static_cast<HandlerOp*>(base);
     disconnect(op);
     Handler handler(std::move(op->handler_));
-    Tracked<HandlerExecutor> work(std::move(op->handler_work_));
+    HandlerExecutor executor = net::get_associated_executor(handler, op->io_);
+    // The work the operation held (if it waited) outlives it until the
+    // completion is queued or has run: released after the free, it could
+    // let run() return, or stop the I/O executor's context, in between.
+    std::optional<Tracked<HandlerExecutor>> handler_work;
+    if (op->handler_work_) handler_work.emplace(std::move(*op->handler_work_));
+    std::optional<Tracked<IoExecutor>> io_work;
+    if (op->io_work_) io_work.emplace(std::move(*op->io_work_));
     free(op);
-    // The call keeps the handler's allocator, for the executor's own
-    // bookkeeping of the post or dispatch.
-    auto allocator = net::get_associated_allocator(handler);
-    auto call = net::bind_allocator(
-        allocator, [handler = std::move(handler), ... args = std::move(args)]() mutable {
-          std::move(handler)(std::move(args)...);
-        });
+    Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
-      net::post(work, std::move(call));
+      net::post(executor, std::move(call));
     } else {
-      net::dispatch(work, std::move(call));
+      net::dispatch(executor, std::move(call));
     }
   }
 
-  Tracked<IoExecutor> io_work_;
-  Tracked<HandlerExecutor> handler_work_;
+  // The handler with its arguments, as posted or dispatched on `executor`
+  // (the handler's own). It carries the handler's allocator, for the
+  // executor's bookkeeping, and no associated executor: Asio wraps a
+  // function that has one (bind_allocator's forwards the handler's) in a
+  // work_dispatcher, which takes work again and executes a second time on
+  // that very executor.
+  struct Completion {
+    using allocator_type = net::associated_allocator_t<Handler>;
+    allocator_type get_allocator() const noexcept { return net::get_associated_allocator(handler); }
+    void operator()() {
+      std::apply([this](Args&... a) { std::move(handler)(std::move(a)...); }, args);
+    }
+    Handler handler;
+    std::tuple<Args...> args;
+  };
+
+  IoExecutor io_;
+  std::optional<Tracked<IoExecutor>> io_work_;            // engaged by do_hold_work
+  std::optional<Tracked<HandlerExecutor>> handler_work_;  // likewise
   Handler handler_;
 };
 

@@ -138,6 +138,7 @@ class AsyncSender final
         (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
         return this->finish(inside_initiation, error_code(net::error::operation_aborted));
       }
+      this->op().hold_work();  // it waits from here on
       // Room, a slot it holds (try_send above redeems it), or closed: look again.
       if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;
       LEANCHAN_ASIO_TEST_AFTER_ARM();
