@@ -216,6 +216,25 @@ double cpu_seconds() {
   return tv(usage.ru_utime) + tv(usage.ru_stime);
 }
 
+// A timed window: the wall clock and the process's CPU time from its
+// construction to stop(), which makes the Result of the messages it saw.
+class Window {
+ public:
+  Window() noexcept : cpu_start_(cpu_seconds()), start_(std::chrono::steady_clock::now()) {}
+  Result stop(std::uint64_t checksum) const noexcept {
+    const auto end = std::chrono::steady_clock::now();
+    Result result;
+    result.cpu_seconds = cpu_seconds() - cpu_start_;
+    result.seconds = std::chrono::duration<double>(end - start_).count();
+    result.checksum = checksum;
+    return result;
+  }
+
+ private:
+  double cpu_start_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 template <class Design, std::size_t S>
 Result throughput(const Options& options) {
   const std::uint64_t per_producer = options.messages / options.producers;
@@ -240,9 +259,7 @@ Result throughput(const Options& options) {
   }
   { auto drop = std::move(tx); }  // the producers hold the only senders
   while (ready.load(std::memory_order_acquire) != options.producers) std::this_thread::yield();
-  Result result;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   go.store(true, std::memory_order_release);
   std::uint64_t sum = 0;
   for (std::uint64_t i = 0; i < options.messages; ++i) {
@@ -254,11 +271,8 @@ Result throughput(const Options& options) {
     }
     sum += get(*message);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
+  const Result result = window.stop(sum);
   for (auto& thread : threads) thread.join();
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
   return result;
 }
 
@@ -280,10 +294,8 @@ Result pingpong(const Options& options) {
     }
   });
   while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message;
     put(message, i);
@@ -295,11 +307,8 @@ Result pingpong(const Options& options) {
     }
     sum += get(*reply);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
+  const Result result = window.stop(sum);
   echo.join();
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
   return result;
 }
 
@@ -420,20 +429,15 @@ Detached coro_producer(leanchan::Sender<Message<S>> tx, leanchan::Executor& exec
 template <std::size_t S>
 Detached coro_consumer(leanchan::Receiver<Message<S>>& rx, leanchan::Executor& executor,
                        CoroGate& gate, std::uint64_t n, Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   gate.open(executor);
   for (std::uint64_t i = 0; i < n; ++i) {
     std::optional<Message<S>> message = co_await rx.async_recv(executor);
     if (!message) fail("channel closed early");
     sum += get(*message);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
@@ -475,10 +479,8 @@ template <std::size_t S>
 Detached coro_pinger(leanchan::Sender<Message<S>>& to_echo,
                      leanchan::Receiver<Message<S>>& from_echo, leanchan::Executor& executor,
                      std::uint64_t n, Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message;
     put(message, i);
@@ -488,10 +490,7 @@ Detached coro_pinger(leanchan::Sender<Message<S>>& to_echo,
     if (!reply) fail("echo channel closed");
     sum += get(*reply);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
@@ -589,39 +588,29 @@ template <std::size_t S>
 ::asio::awaitable<void> lasio_consumer(leanchan::asio::AsyncReceiver<Message<S>>& rx,
                                        GateChannel& gate, std::uint64_t producers, std::uint64_t n,
                                        Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   open_gate(gate, producers);
   for (std::uint64_t i = 0; i < n; ++i) {
     std::optional<Message<S>> message = co_await rx.async_recv(::asio::use_awaitable);
     if (!message) fail("channel closed early");
     sum += get(*message);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
 template <std::size_t S>
 ::asio::awaitable<void> achan_consumer(AsioMessageChannel<S>& rx, GateChannel& gate,
                                        std::uint64_t producers, std::uint64_t n, Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   open_gate(gate, producers);
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message = co_await rx.async_receive(::asio::use_awaitable);
     sum += get(message);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
@@ -696,10 +685,8 @@ template <std::size_t S>
 ::asio::awaitable<void> lasio_pinger(leanchan::asio::AsyncSender<Message<S>>& to_echo,
                                      leanchan::asio::AsyncReceiver<Message<S>>& from_echo,
                                      std::uint64_t n, Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message;
     put(message, i);
@@ -708,10 +695,7 @@ template <std::size_t S>
     if (!reply) fail("echo channel closed");
     sum += get(*reply);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
@@ -719,10 +703,8 @@ template <std::size_t S>
 ::asio::awaitable<void> achan_pinger(AsioMessageChannel<S>& to_echo,
                                      AsioMessageChannel<S>& from_echo, std::uint64_t n,
                                      Outcome& outcome) {
-  Result result;
   std::uint64_t sum = 0;
-  const double cpu_start = cpu_seconds();
-  const auto start = std::chrono::steady_clock::now();
+  const Window window;  // the timed window opens
   for (std::uint64_t i = 0; i < n; ++i) {
     Message<S> message;
     put(message, i);
@@ -730,10 +712,7 @@ template <std::size_t S>
     Message<S> reply = co_await from_echo.async_receive(::asio::use_awaitable);
     sum += get(reply);
   }
-  const auto end = std::chrono::steady_clock::now();
-  result.cpu_seconds = cpu_seconds() - cpu_start;
-  result.seconds = std::chrono::duration<double>(end - start).count();
-  result.checksum = sum;
+  const Result result = window.stop(sum);
   outcome.set(result);
 }
 
