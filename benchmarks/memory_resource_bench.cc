@@ -3,11 +3,12 @@
 // producer thread, one consumer, capacity 1024, 24-byte messages) with the
 // default allocation (global operator new), through a MemoryBudget (over
 // new/delete), through a BlockPool, and through a budget over a pool; the
-// pool rows also with BlockPoolOptions::keep_empty_pages = 8. The target:
-// each within 5 % of the default per message.
+// pool rows with the pool's default (8 emptied pages kept) and with
+// BlockPoolOptions::keep_empty_pages = 0. The target: each within 5 % of
+// the default per message.
 //
-//   memory_resource/deep_queue/<resource>[/keep:8]    items (messages) per second
-//   memory_resource/uncontended/<resource>[/keep:8]   one thread filling and draining
+//   memory_resource/deep_queue/<resource>[/keep:0]    items (messages) per second
+//   memory_resource/uncontended/<resource>[/keep:0]   one thread filling and draining
 //   memory_resource/registry_walk/100000               ms per ChannelRegistry walk
 //
 // Each iteration makes a fresh channel (its control block and blocks come
@@ -41,8 +42,9 @@ struct Message {
 constexpr std::size_t kMessages = 1 << 15;
 constexpr std::size_t kCapacity = 1024;
 constexpr std::size_t kNoLimit = std::size_t{1} << 40;
-// BlockPoolOptions::keep_empty_pages for the ".../keep:8" rows.
-constexpr std::size_t kKeep = 8;
+// BlockPoolOptions::keep_empty_pages for the pool rows: the default (8),
+// and 0 for the ".../keep:0" rows (every emptied page back at once).
+constexpr std::size_t kKeep = leanchan::BlockPoolOptions::kDefaultKeptPages;
 
 void deep_queue(benchmark::State& state, std::pmr::memory_resource* memory) {
   std::uint64_t checksum = 0;
@@ -130,8 +132,8 @@ void register_shape(const std::string& name, Shape shape) {
     shape(state, &budget);
     state.counters["refusals"] = static_cast<double>(budget.figures().refusals);
   })->UseRealTime();
-  for (std::size_t keep : {std::size_t{0}, kKeep}) {
-    const std::string suffix = keep == 0 ? "" : "/keep:" + std::to_string(keep);
+  for (std::size_t keep : {kKeep, std::size_t{0}}) {
+    const std::string suffix = keep == kKeep ? "" : "/keep:" + std::to_string(keep);
     benchmark::RegisterBenchmark((prefix + "pool" + suffix).c_str(), [shape, keep](
                                                                          benchmark::State& state) {
       leanchan::BlockPool pool(leanchan::BlockPoolOptions{.keep_empty_pages = keep});
