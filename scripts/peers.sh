@@ -424,28 +424,30 @@ echo
 fmt_rate() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.2f", v / 1e6}' || echo "fail"; }
 fmt_cpu() { [ -n "$1" ] && awk -v v="$1" 'BEGIN {printf "%.0f", v}' || echo "-"; }
 fmt_ratio() { [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}' || echo "-"; }
-if ((grid > 0)); then
-  echo "Throughput in millions of messages per second (higher is better), each"
-  echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
-  echo "the whole process over the timed window, getrusage(RUSAGE_SELF), divided"
-  echo "by N, median of the runs; up to the number of busy threads times the wall"
-  echo "time per message: a design that spins to win shows here); ratio columns:"
-  echo "leanchan's throughput divided by the peer's (> 1: leanchan faster)."
-  echo
-  header="| size | P | cap | N |"
-  rule="|---:|---:|---:|---:|"
-  for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
-  for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+# Prints one throughput table: the header, a row per configuration (each
+# design's rate and CPU time, then each base's ratio to each peer) and the
+# ratios' geometric means. $1: the prefix of the configurations' keys in
+# result, cpu and row_messages ("" for the OS-thread grid, "tasks|" for the
+# task table); $2 to $5: the names of the arrays of rows, designs, bases
+# and peers.
+throughput_table() {
+  local prefix=$1
+  local -n t_rows=$2 t_designs=$3 t_bases=$4 t_peers=$5
+  local header="| size | P | cap | N |" rule="|---:|---:|---:|---:|"
+  local line row key s p c d b q a o
+  local -A logsum=() logcount=()
+  for d in "${t_designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
+  for b in "${t_bases[@]}"; do for q in "${t_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
   echo "$header"
   echo "$rule"
-  declare -A logsum logcount
-  for row in "${rows[@]}"; do
+  for row in "${t_rows[@]}"; do
     read -r s p c <<<"$row"
-    line="| $s | $p | $c | ${row_messages[$row]} |"
-    for d in "${designs[@]}"; do line+=" $(fmt_rate "${result[$row|$d]}") | $(fmt_cpu "${cpu[$row|$d]:-}") |"; done
-    for b in "${bases[@]}"; do
-      for q in "${peers[@]}"; do
-        a=${result[$row|$b]}; o=${result[$row|$q]}
+    key="$prefix$row"
+    line="| $s | $p | $c | ${row_messages[$key]} |"
+    for d in "${t_designs[@]}"; do line+=" $(fmt_rate "${result[$key|$d]}") | $(fmt_cpu "${cpu[$key|$d]:-}") |"; done
+    for b in "${t_bases[@]}"; do
+      for q in "${t_peers[@]}"; do
+        a=${result[$key|$b]}; o=${result[$key|$q]}
         line+=" $(fmt_ratio "$a" "$o") |"
         if [ -n "$a" ] && [ -n "$o" ]; then
           logsum["$b|$q"]=$(awk -v s="${logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
@@ -456,9 +458,9 @@ if ((grid > 0)); then
     echo "$line"
   done
   line="| **geomean** | | | |"
-  for d in "${designs[@]}"; do line+=" | |"; done
-  for b in "${bases[@]}"; do
-    for q in "${peers[@]}"; do
+  for d in "${t_designs[@]}"; do line+=" | |"; done
+  for b in "${t_bases[@]}"; do
+    for q in "${t_peers[@]}"; do
       if [ -n "${logcount[$b|$q]:-}" ]; then
         line+=" **$(awk -v s="${logsum[$b|$q]}" -v n="${logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
       else
@@ -467,6 +469,16 @@ if ((grid > 0)); then
     done
   done
   echo "$line"
+}
+if ((grid > 0)); then
+  echo "Throughput in millions of messages per second (higher is better), each"
+  echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
+  echo "the whole process over the timed window, getrusage(RUSAGE_SELF), divided"
+  echo "by N, median of the runs; up to the number of busy threads times the wall"
+  echo "time per message: a design that spins to win shows here); ratio columns:"
+  echo "leanchan's throughput divided by the peer's (> 1: leanchan faster)."
+  echo
+  throughput_table "" rows designs bases peers
 
   if ((pingpong_n > 0)); then
     echo
@@ -507,42 +519,7 @@ if ((${#task_designs[@]} > 0)); then
   echo "throughput divided by the peer's (> 1: leanchan faster). These rows,"
   echo "not the OS-thread ones, compare leanchan with Tokio tasks and goroutines."
   echo
-  header="| size | P | cap | N |"
-  rule="|---:|---:|---:|---:|"
-  for d in "${task_designs[@]}"; do header+=" $d | $d cpu_ns_per_msg |"; rule+="---:|---:|"; done
-  for b in "${task_bases[@]}"; do for q in "${task_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
-  echo "$header"
-  echo "$rule"
-  declare -A task_logsum=() task_logcount=()
-  for row in "${task_rows[@]}"; do
-    read -r s p c <<<"$row"
-    key="tasks|$row"
-    line="| $s | $p | $c | ${row_messages[$key]} |"
-    for d in "${task_designs[@]}"; do line+=" $(fmt_rate "${result[$key|$d]}") | $(fmt_cpu "${cpu[$key|$d]:-}") |"; done
-    for b in "${task_bases[@]}"; do
-      for q in "${task_peers[@]}"; do
-        a=${result[$key|$b]}; o=${result[$key|$q]}
-        line+=" $(fmt_ratio "$a" "$o") |"
-        if [ -n "$a" ] && [ -n "$o" ]; then
-          task_logsum["$b|$q"]=$(awk -v s="${task_logsum[$b|$q]:-0}" -v a="$a" -v o="$o" 'BEGIN {printf "%.12f", s + log(a / o)}')
-          task_logcount["$b|$q"]=$((${task_logcount[$b|$q]:-0} + 1))
-        fi
-      done
-    done
-    echo "$line"
-  done
-  line="| **geomean** | | | |"
-  for d in "${task_designs[@]}"; do line+=" | |"; done
-  for b in "${task_bases[@]}"; do
-    for q in "${task_peers[@]}"; do
-      if [ -n "${task_logcount[$b|$q]:-}" ]; then
-        line+=" **$(awk -v s="${task_logsum[$b|$q]}" -v n="${task_logcount[$b|$q]}" 'BEGIN {printf "%.2f", exp(s / n)}')** |"
-      else
-        line+=" - |"
-      fi
-    done
-  done
-  echo "$line"
+  throughput_table "tasks|" task_rows task_designs task_bases task_peers
   if ((pingpong_n > 0)); then
     echo
     echo "Ping-pong as tasks on two threads, 24-byte messages, two capacity-1"
