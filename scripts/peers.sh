@@ -37,7 +37,7 @@ build_dir="${PEERS_BUILD_DIR:-$root/build-peers}"
 for arg in "$@"; do
   case "$arg" in
     --build-dir=*) build_dir="${arg#--build-dir=}" ;;
-    -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '3,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "peers.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
