@@ -108,6 +108,9 @@ void* MemoryBudget::do_allocate(std::size_t bytes, std::size_t alignment) {
   if (!try_charge(bytes)) {
     // relaxed: a statistic.
     refusals_.fetch_add(1, std::memory_order_relaxed);
+    if (internal::ChannelState::is_control_block_request(bytes, alignment)) {
+      refused_channels_.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    }
     t_last_refusal = this;
     throw BudgetExceeded();
   }
@@ -158,6 +161,9 @@ MemoryBudgetFigures MemoryBudget::figures() const noexcept {
   figures.blocks = figures.live_allocations - figures.channels;
   figures.high_water = static_cast<std::size_t>(high_water_.load(std::memory_order_relaxed));
   figures.refusals = refusals_.load(std::memory_order_relaxed);
+  figures.refused_channels =
+      std::min(refused_channels_.load(std::memory_order_relaxed), figures.refusals);
+  figures.refused_blocks = figures.refusals - figures.refused_channels;
   return figures;
 }
 

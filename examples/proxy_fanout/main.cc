@@ -235,7 +235,11 @@ int main(int argc, char** argv) {
         r.budget.live_allocations, static_cast<unsigned long long>(r.refused_budget),
         static_cast<unsigned long long>(r.sent + r.refused + r.refused_budget),
         static_cast<unsigned long long>(r.services_refused_budget));
-    std::printf("  budget's channels %zu, blocks %zu\n", r.budget.channels, r.budget.blocks);
+    std::printf(
+        "  the budget's figures: channels %zu, blocks %zu; refused: %llu channels, %llu blocks\n",
+        r.budget.channels, r.budget.blocks,
+        static_cast<unsigned long long>(r.budget.refused_channels),
+        static_cast<unsigned long long>(r.budget.refused_blocks));
   }
   for (const proxy::Report& r : listed) {
     std::printf(

@@ -60,6 +60,8 @@ TEST(ProxyFanout, EventsABudgetRefusesAreCountedNotLost) {
   EXPECT_EQ(report.budget.channels, options.services);
   EXPECT_EQ(report.budget.blocks, 0u);
   EXPECT_EQ(report.budget.refusals, report.refused_budget);
+  EXPECT_EQ(report.budget.refused_blocks, report.refused_budget);
+  EXPECT_EQ(report.budget.refused_channels, 0u);
 }
 
 // --top_services: every service listed (88-byte control blocks, from the
@@ -98,6 +100,7 @@ TEST(ProxyFanout, ServicesABudgetRefusesAreCounted) {
   options.budget_bytes = options.services / 2 * 72;
   const proxy::Report report = proxy::run_leanchan(options);
   EXPECT_EQ(report.services_refused_budget, options.services / 2);
+  EXPECT_EQ(report.budget.refused_channels, options.services / 2);
   EXPECT_EQ(report.budget.live_allocations, options.services / 2);
   EXPECT_EQ(report.lost, 0u);
   EXPECT_EQ(report.received, report.sent);

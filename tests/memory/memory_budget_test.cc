@@ -166,6 +166,8 @@ TEST(MemoryBudget, ARefusedSendReturnsKNoMemoryWithItsValueNothingLostOrDoubled)
     EXPECT_FALSE(refused.value().moved_from);
     EXPECT_TRUE(budget.refused_on_this_thread());
     EXPECT_EQ(budget.figures().refusals, 1u);
+    EXPECT_EQ(budget.figures().refused_blocks, 1u);  // a send refused, not a channel
+    EXPECT_EQ(budget.figures().refused_channels, 0u);
     EXPECT_EQ(budget.held(), budget.limit());
     // Live: the 4 queued, and the one handed back (moved-from temporaries
     // have been destroyed).
@@ -294,6 +296,8 @@ TEST(MemoryBudget, AControlBlockOverTheLimitFailsCreation) {
   auto tried = leanchan::try_channel<std::uint64_t>(kCapacity, {.memory = &budget});
   EXPECT_EQ(tried.error, leanchan::ChannelError::kNoMemory);
   EXPECT_EQ(budget.figures().refusals, 2u);
+  EXPECT_EQ(budget.figures().refused_channels, 2u);  // two channels not created
+  EXPECT_EQ(budget.figures().refused_blocks, 0u);
   EXPECT_EQ(budget.held(), 0u);
 }
 

@@ -66,15 +66,19 @@ class LEANCHAN_API BudgetExceeded : public std::bad_alloc {
 // unchanged; behind a pool (BlockPool over a budget) the budget sees pages,
 // and counts them all as blocks.
 struct MemoryBudgetFigures {
-  std::size_t limit = 0;             // the limit given at construction
-  std::size_t held = 0;              // requested bytes charged now; never above limit
-  std::size_t high_water = 0;        // the most `held` has been since construction or
-                                     // the last reset_high_water()
-  std::size_t live_allocations = 0;  // allocations not yet deallocated (blocks and
-                                     // control blocks)
-  std::size_t channels = 0;          // of those, channels' control blocks
-  std::size_t blocks = 0;            // the others: blocks (live_allocations - channels)
-  std::uint64_t refusals = 0;        // allocations refused for the limit, ever
+  std::size_t limit = 0;               // the limit given at construction
+  std::size_t held = 0;                // requested bytes charged now; never above limit
+  std::size_t high_water = 0;          // the most `held` has been since construction or
+                                       // the last reset_high_water()
+  std::size_t live_allocations = 0;    // allocations not yet deallocated (blocks and
+                                       // control blocks)
+  std::size_t channels = 0;            // of those, channels' control blocks
+  std::size_t blocks = 0;              // the others: blocks (live_allocations - channels)
+  std::uint64_t refusals = 0;          // allocations refused for the limit, ever: the
+                                       // two below together
+  std::uint64_t refused_channels = 0;  // of those, control blocks (channels not created)
+  std::uint64_t refused_blocks = 0;    // the others: blocks (sends and reservations
+                                       // refused, each attempt counted)
 };
 
 class LEANCHAN_API MemoryBudget final : public std::pmr::memory_resource {
@@ -135,6 +139,7 @@ class LEANCHAN_API MemoryBudget final : public std::pmr::memory_resource {
   internal::Atomic<std::uint64_t> high_water_{0};
   internal::Atomic<std::uint64_t> refusals_{0};
   internal::Atomic<std::uint64_t> channels_{0};
+  internal::Atomic<std::uint64_t> refused_channels_{0};
 };
 
 }  // namespace leanchan
