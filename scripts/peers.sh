@@ -470,6 +470,29 @@ throughput_table() {
   done
   echo "$line"
 }
+# Prints one ping-pong table: each design's ns per round trip and CPU time,
+# then each base's ratio to each peer (the peer's time over the base's).
+# $1: the key of the ping-pong results in result and cpu ("pingpong" or
+# "tasks|pingpong"); $2 to $4: the names of the arrays of designs, bases
+# and peers.
+pingpong_table() {
+  local key=$1
+  local -n p_designs=$2 p_bases=$3 p_peers=$4
+  local header="| N |" rule="|---:|" line d b q v
+  for d in "${p_designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
+  for b in "${p_bases[@]}"; do for q in "${p_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
+  echo "$header"
+  echo "$rule"
+  line="| $pingpong_n |"
+  for d in "${p_designs[@]}"; do
+    v=${result[$key|$d]}
+    line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[$key|$d]:-}") |"
+  done
+  for b in "${p_bases[@]}"; do
+    for q in "${p_peers[@]}"; do line+=" $(fmt_ratio "${result[$key|$q]}" "${result[$key|$b]}") |"; done
+  done
+  echo "$line"
+}
 if ((grid > 0)); then
   echo "Throughput in millions of messages per second (higher is better), each"
   echo "beside its CPU time per message (\"cpu_ns_per_msg\": user + system time of"
@@ -487,20 +510,7 @@ if ((grid > 0)); then
     echo "(cpu_ns_per_roundtrip, as above); ratio columns: the peer's time divided"
     echo "by leanchan's (> 1: leanchan faster)."
     echo
-    header="| N |"; rule="|---:|"
-    for d in "${designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
-    for b in "${bases[@]}"; do for q in "${peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
-    echo "$header"
-    echo "$rule"
-    line="| $pingpong_n |"
-    for d in "${designs[@]}"; do
-      v=${result[pingpong|$d]}
-      line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[pingpong|$d]:-}") |"
-    done
-    for b in "${bases[@]}"; do
-      for q in "${peers[@]}"; do line+=" $(fmt_ratio "${result[pingpong|$q]}" "${result[pingpong|$b]}") |"; done
-    done
-    echo "$line"
+    pingpong_table pingpong designs bases peers
   fi
 fi
 
@@ -527,20 +537,7 @@ if ((${#task_designs[@]} > 0)); then
     echo "round trip; ratio columns: the peer's time divided by the leanchan"
     echo "design's (> 1: leanchan faster)."
     echo
-    header="| N |"; rule="|---:|"
-    for d in "${task_designs[@]}"; do header+=" $d | $d cpu_ns_per_roundtrip |"; rule+="---:|---:|"; done
-    for b in "${task_bases[@]}"; do for q in "${task_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
-    echo "$header"
-    echo "$rule"
-    line="| $pingpong_n |"
-    for d in "${task_designs[@]}"; do
-      v=${result[tasks|pingpong|$d]}
-      line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[tasks|pingpong|$d]:-}") |"
-    done
-    for b in "${task_bases[@]}"; do
-      for q in "${task_peers[@]}"; do line+=" $(fmt_ratio "${result[tasks|pingpong|$q]}" "${result[tasks|pingpong|$b]}") |"; done
-    done
-    echo "$line"
+    pingpong_table "tasks|pingpong" task_designs task_bases task_peers
   fi
 fi
 exit 0
