@@ -84,13 +84,11 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
 }
 
 void ChannelState::attach_receive_node(WaitNode* node) noexcept {
-  detach_receive_node();
-  attach_first_receive_node(node);
-}
-
-void ChannelState::attach_first_receive_node(WaitNode* node) noexcept {
+  // A load when nothing is armed (a first attach): no RMW.
+  signal_.disarm();
   node->kind = WaitNode::Kind::kReceive;
   const Locked held = blocks_.lock();
+  semaphore_.detach_receive_locked(held);  // the one before, if linked
   semaphore_.attach_receive_locked(held, node);
   blocks_.unlock(held);
 }

@@ -146,15 +146,19 @@ TEST(ListLocks, EmptyPollsWhileAReservationIsHeldTakeNoLock) {
 
 namespace {
 
-// A receiver with no notifier attaches one under one list lock (before, it
-// also detached first, a second lock, though nothing was attached);
-// replacing an attached one still detaches it first (two).
-void ignore(void*) {}  // a notifier's callback; these never fire
+// Attaching the receiver's notifier takes the list lock once, whether one
+// was attached before or not (before: a detach, a second lock, even with
+// nothing attached), and a replaced one no longer fires.
+void count_firing(void* fired) { ++*static_cast<int*>(fired); }
 
-TEST(ListLocks, AttachingTheFirstNotifierLocksOnce) {
+TEST(ListLocks, AttachingANotifierLocksOnce) {
   auto [tx, rx] = leanchan::channel<int, 4>(16);
-  leanchan::Notifier first(&ignore, nullptr);
-  leanchan::Notifier second(&ignore, nullptr);
+  ASSERT_TRUE(tx.try_send(0).ok());  // the block is numbered before counting
+  ASSERT_EQ(rx.try_recv().value(), 0);
+  int first_fired = 0;
+  int second_fired = 0;
+  leanchan::Notifier first(&count_firing, &first_fired);
+  leanchan::Notifier second(&count_firing, &second_fired);
   locks = 0;
   leanchan::internal::test_point_hook.store(&count);
   rx.set_notifier(first);
@@ -167,9 +171,16 @@ TEST(ListLocks, AttachingTheFirstNotifierLocksOnce) {
   const long attach_again = locks.exchange(0);
   leanchan::internal::test_point_hook.store(nullptr);
   EXPECT_EQ(attach, 1);
-  EXPECT_EQ(replace, 2);
+  EXPECT_EQ(replace, 1);
   EXPECT_EQ(detach, 1);
   EXPECT_EQ(attach_again, 1);
+  rx.set_notifier(second);  // replaces `first` again
+  ASSERT_FALSE(rx.arm_notifier());
+  ASSERT_TRUE(tx.try_send(1).ok());  // fires the attached notifier only
+  EXPECT_EQ(second_fired, 1);
+  EXPECT_EQ(first_fired, 0);
+  EXPECT_EQ(rx.try_recv().value(), 1);
+  rx.clear_notifier();
 }
 
 leanchan::testing::Task receive_one(leanchan::Receiver<int, 4>& rx, leanchan::Executor& executor,

@@ -170,11 +170,7 @@ class Receiver {
   // Attaches `notifier` (replacing any other). It must outlive the
   // attachment; the receiver's destruction detaches it.
   void set_notifier(Notifier& notifier) noexcept {
-    if (has_notifier_) {
-      state()->attach_receive_node(&notifier.node_);  // detaches the one before
-    } else {
-      state()->attach_first_receive_node(&notifier.node_);  // one list lock
-    }
+    state()->attach_receive_node(&notifier.node_);  // replaces the one before
     has_notifier_ = true;
   }
   // Detaches the notifier; when this returns its callback is not running and

@@ -190,13 +190,9 @@ class LEANCHAN_API ChannelState {
   void notify_receiver() noexcept { signal_.notify(semaphore_.waiters()); }
 
   // ---- The receiver's notifier (docs/design.md "Readiness") -----------------
-  // Attaches `node`, detaching (and disarming) the one attached before.
+  // Attaches `node` in place of the one attached before, if any (disarmed
+  // first, so its callback is not running), under one list lock.
   void attach_receive_node(WaitNode* node) noexcept;
-  // Attaches `node` under one list lock. Precondition: none is attached
-  // (never attached, or detach_receive_node ran since): then the signal is
-  // idle or the receiver's own sleeping state, and no receive node is
-  // linked, so there is nothing to disarm or unlink.
-  void attach_first_receive_node(WaitNode* node) noexcept;
   void detach_receive_node() noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
