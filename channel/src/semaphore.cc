@@ -174,7 +174,7 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
   const bool first_in_line = waiters_.first_sender() == &waiter.node;
   lock.unlock(held);
   LEANCHAN_TEST_POINT(kSendThreadQueued);
-  return await(waiter, first_in_line && !expired, expired, deadline, lock);
+  return await(waiter, first_in_line, expired, deadline, lock);
 }
 
 PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, bool expired,

@@ -124,7 +124,9 @@ class LEANCHAN_API Semaphore {
   static std::uint32_t await_firing(WaitNode* node) noexcept;
   // A queued thread waiter waits for its outcome (await_outcome's loop);
   // on a deadline, it leaves the queue or waits for the outcome on its way.
-  // `expired`: the deadline had passed when acquire began (no watching).
+  // `first_in_line`: it was the first sender queued (it watches for the
+  // hand-off); `expired`: the deadline had passed when acquire began (no
+  // watching at all, first or not).
   PermitOutcome await(ThreadWaitNode& waiter, bool first_in_line, bool expired,
                       const Deadline* deadline, const ListLock& lock) noexcept;
   static void mark_firing(WaitNode* node, std::uint32_t grant) noexcept;
