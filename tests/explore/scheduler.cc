@@ -3,13 +3,19 @@
 // driver, leanchan/internal/explore.h for the hooks). Compiled only into
 // the explorer's test library.
 //
-// Threads of a scenario are real threads, but exactly one runs at a time:
+// Threads of a scenario are real threads (workers, reused from one run to
+// the next, so that a schedule does not pay for creating threads), but
+// exactly one runs at a time:
 // the one named by `current_`. At each scheduling point the running thread
 // asks the scheduler who runs next; if that is another thread, it hands
 // the turn over and waits for it to come back. Every decision with more
 // than one candidate is recorded, so that a run can be replayed and the
-// driver can enumerate alternatives depth-first.
+// driver can enumerate alternatives depth-first. Each thread waits for its
+// turn on a condition variable of its own, and a decision allocates
+// nothing (ThreadIds), so that a schedule costs little more than its
+// scheduling points, even under a sanitizer's allocator.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -27,6 +33,26 @@ namespace {
 
 enum class ThreadState { kRunnable, kBlocked, kFinished };
 
+// At most this many threads per scenario (spawn fails the run beyond it).
+constexpr int kMaxThreads = 16;
+
+// Thread ids in a fixed array: a decision is made at every scheduling
+// point, so its lists must not allocate.
+class ThreadIds {
+ public:
+  void push_back(int id) { ids_[size_++] = id; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int front() const { return ids_[0]; }
+  int operator[](std::size_t i) const { return ids_[i]; }
+  const int* begin() const { return ids_.data(); }
+  const int* end() const { return ids_.data() + size_; }
+
+ private:
+  std::array<int, kMaxThreads> ids_{};
+  std::size_t size_ = 0;
+};
+
 struct Slot {
   int id = 0;
   long generation = 0;  // the run it belongs to
@@ -35,11 +61,20 @@ struct Slot {
   bool timed = false;
   bool timed_out = false;
   std::function<void()> body;
+  std::condition_variable turn;  // notified when `current_` becomes this id
+};
+
+// A thread that runs one Slot after another. Never destroyed: a worker of
+// a stuck run stays parked for good, and idle ones wait until the process
+// exits.
+struct Worker {
+  std::condition_variable wake;  // notified when `slot` is given
+  Slot* slot = nullptr;
   std::thread thread;
 };
 
 struct Decision {
-  std::vector<int> candidates;  // thread ids; [0] is the default
+  ThreadIds candidates;  // thread ids; [0] is the default
   std::size_t chosen = 0;
   int preemptions_before = 0;
   int current = 0;  // the thread that was running (a switch away from it
@@ -76,23 +111,16 @@ class Scheduler {
     slot->id = 0;
     slot->generation = generation_;
     slot->body = scenario;
-    Slot* main = slot.get();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      slots_.push_back(std::move(slot));
-    }
-    main->thread = std::thread([this, main] { thread_main(main); });
     std::unique_lock<std::mutex> lock(mutex_);
+    Slot* main = slot.get();
+    slots_.push_back(std::move(slot));
+    start_locked(main);
     done_.wait(lock, [this] { return all_finished_locked() || stuck_; });
     const bool finished = !stuck_;
-    if (finished) {
-      lock.unlock();
-      for (auto& s : slots_) s->thread.join();
-      lock.lock();
-    } else {
-      for (auto& s : slots_) s->thread.detach();
-      parked_.push_back(std::move(slots_));  // their stacks stay valid
-    }
+    // A finished run's workers are idle again (each finished its slot in
+    // the critical section that counted it finished); a stuck run's are
+    // parked with their slots.
+    if (!finished) parked_.push_back(std::move(slots_));
     slots_.clear();
     return finished;
   }
@@ -104,14 +132,19 @@ class Scheduler {
   // ---- scenario side ----------------------------------------------------------
   void spawn(std::function<void()> body) {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (slots_.size() >= static_cast<std::size_t>(kMaxThreads)) {
+      mark_stuck_locked("a scenario spawned more than " + std::to_string(kMaxThreads - 1) +
+                        " threads");
+      park_locked(lock);
+    }
     auto slot = std::make_unique<Slot>();
     slot->id = static_cast<int>(slots_.size());
     slot->generation = generation_;
     slot->body = std::move(body);
     Slot* raw = slot.get();
     slots_.push_back(std::move(slot));
+    start_locked(raw);
     lock.unlock();
-    raw->thread = std::thread([this, raw] { thread_main(raw); });
     point(false);  // the new thread may run first
   }
 
@@ -139,7 +172,7 @@ class Scheduler {
                         " scheduling points in one run");
       park_locked(lock);
     }
-    std::vector<int> enabled = enabled_locked();
+    ThreadIds enabled = enabled_locked();
     if (pausing) {
       // A bounded spin-wait is an ordinary point: the spinner may be
       // preempted there like anywhere else. (A free switch at every pause
@@ -198,14 +231,38 @@ class Scheduler {
  private:
   static thread_local Slot* tls_slot;
 
-  void thread_main(Slot* me) {
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      turn_.wait(lock, [&] { return my_turn_locked(me); });
+  // Gives `slot` to an idle worker, or to a new one.
+  void start_locked(Slot* slot) {
+    if (idle_.empty()) {
+      auto* worker = new Worker();
+      worker->slot = slot;
+      worker->thread = std::thread([this, worker] { worker_main(worker); });
+      return;
     }
+    Worker* worker = idle_.back();
+    idle_.pop_back();
+    worker->slot = slot;
+    worker->wake.notify_one();
+  }
+
+  void worker_main(Worker* worker) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      worker->wake.wait(lock, [&] { return worker->slot != nullptr; });
+      run_slot_locked(lock, worker->slot);
+      worker->slot = nullptr;
+      idle_.push_back(worker);
+    }
+  }
+
+  // Runs one scenario thread: waits for its turn, runs its body, and ends
+  // it (in one critical section with the return to the idle list).
+  void run_slot_locked(std::unique_lock<std::mutex>& lock, Slot* me) {
+    me->turn.wait(lock, [&] { return my_turn_locked(me); });
+    lock.unlock();
     tls_slot = me;
     me->body();
-    std::unique_lock<std::mutex> lock(mutex_);
+    lock.lock();
     tls_slot = nullptr;
     me->state = ThreadState::kFinished;
     // A joiner waiting for everyone may run again.
@@ -220,7 +277,7 @@ class Scheduler {
       done_.notify_all();
       return;
     }
-    std::vector<int> enabled = enabled_locked();
+    ThreadIds enabled = enabled_locked();
     if (enabled.empty()) {
       if (!wake_a_timed_waiter_locked(enabled)) {
         mark_stuck_locked("deadlock: every thread is blocked" + blocked_list_locked());
@@ -234,32 +291,35 @@ class Scheduler {
   // preemption), let a timed wait expire if nothing else can run, or
   // report a deadlock.
   void switch_away_locked(std::unique_lock<std::mutex>& lock, Slot* me) {
-    std::vector<int> enabled = enabled_locked();
+    ThreadIds enabled = enabled_locked();
     if (enabled.empty() && !wake_a_timed_waiter_locked(enabled)) {
       mark_stuck_locked("deadlock: every thread is blocked" + blocked_list_locked());
       park_locked(lock);
     }
     choose_and_go_locked(me, enabled, /*me_enabled=*/false);
-    turn_.wait(lock, [&] { return my_turn_locked(me); });
+    me->turn.wait(lock, [&] { return my_turn_locked(me); });
   }
 
-  void decide_locked(std::unique_lock<std::mutex>& lock, Slot* me, const std::vector<int>& enabled,
+  void decide_locked(std::unique_lock<std::mutex>& lock, Slot* me, const ThreadIds& enabled,
                      bool me_enabled) {
     const int next = choose_locked(me, enabled, me_enabled);
     if (next != me->id) hand_over_locked(lock, me, next);
   }
 
-  void choose_and_go_locked(Slot* me, const std::vector<int>& enabled, bool me_enabled) {
-    const int next = choose_locked(me, enabled, me_enabled);
+  void choose_and_go_locked(Slot* me, const ThreadIds& enabled, bool me_enabled) {
+    give_turn_locked(choose_locked(me, enabled, me_enabled));
+  }
+
+  void give_turn_locked(int next) {
     current_ = next;
-    turn_.notify_all();
+    slots_[static_cast<std::size_t>(next)]->turn.notify_one();
   }
 
   // The decision: candidates with the default first (the running thread if
   // it can go on, else the lowest id). Taken from the prefix if it reaches
   // this far, else the default. Only real alternatives are recorded.
-  int choose_locked(Slot* me, const std::vector<int>& enabled, bool me_enabled) {
-    std::vector<int> candidates;
+  int choose_locked(Slot* me, const ThreadIds& enabled, bool me_enabled) {
+    ThreadIds candidates;
     if (me_enabled) candidates.push_back(me->id);
     for (int id : enabled) {
       if (id != me->id || !me_enabled) candidates.push_back(id);
@@ -279,9 +339,8 @@ class Scheduler {
   }
 
   void hand_over_locked(std::unique_lock<std::mutex>& lock, Slot* me, int next) {
-    current_ = next;
-    turn_.notify_all();
-    turn_.wait(lock, [&] { return my_turn_locked(me); });
+    give_turn_locked(next);
+    me->turn.wait(lock, [&] { return my_turn_locked(me); });
   }
 
   // A thread of an abandoned (stuck) run never gets a turn again.
@@ -289,7 +348,7 @@ class Scheduler {
     return me->generation == generation_ && current_ == me->id;
   }
 
-  bool wake_a_timed_waiter_locked(std::vector<int>& enabled) {
+  bool wake_a_timed_waiter_locked(ThreadIds& enabled) {
     for (auto& s : slots_) {
       if (s->state == ThreadState::kBlocked && s->timed) {
         s->state = ThreadState::kRunnable;
@@ -310,7 +369,8 @@ class Scheduler {
 
   [[noreturn]] void park_locked(std::unique_lock<std::mutex>& lock) {
     tls_slot = nullptr;
-    for (;;) turn_.wait(lock);  // parked for good: the run is abandoned
+    std::condition_variable never;
+    for (;;) never.wait(lock);  // parked for good: the run is abandoned
   }
 
   std::string blocked_list_locked() const {
@@ -321,8 +381,8 @@ class Scheduler {
     return out.str();
   }
 
-  std::vector<int> enabled_locked() const {
-    std::vector<int> ids;
+  ThreadIds enabled_locked() const {
+    ThreadIds ids;
     for (const auto& s : slots_) {
       if (s->state == ThreadState::kRunnable) ids.push_back(s->id);
     }
@@ -339,10 +399,10 @@ class Scheduler {
   }
 
   std::mutex mutex_;
-  std::condition_variable turn_;
   std::condition_variable done_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::vector<std::unique_ptr<Slot>>> parked_;
+  std::vector<Worker*> idle_;
   int current_ = 0;
   long generation_ = 0;
   std::vector<std::size_t> prefix_;
