@@ -272,15 +272,29 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
       std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (extend_locked); then there is nothing to retire.
-  // Drained to the end of the list (the head is the tail): it stays, for
-  // in-place reuse; the spares beyond keep.drained_spares stay too until
-  // the receiver finds the channel empty (release_spares, docs/design.md
-  // invariant 7), since a receiver that keeps up gets here at the end of
-  // many blocks and its sender would allocate again at once.
+  // Drained to the end of the list (the head is the tail): it stays; the
+  // spares beyond keep.drained_spares stay too until the receiver finds
+  // the channel empty (release_spares, docs/design.md invariant 7), since
+  // a receiver that keeps up gets here at the end of many blocks and its
+  // sender would allocate again at once.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
-  if (head->tag(std::memory_order_relaxed) == block_tag(block_number) &&
-      head != tail_block_.load(std::memory_order_relaxed)) {
+  if (head->tag(std::memory_order_relaxed) != block_tag(block_number)) return head;
+  if (head != tail_block_.load(std::memory_order_relaxed)) {
     retire_head_locked(held, layout, keep, senders_wait);
+  } else if (keep.block_bound != 0) {
+    // The policy keeps a block: the receiver renumbers the drained one in
+    // place as the next block now, in the critical section it holds
+    // anyway, so the next sender finds it numbered (covers, then
+    // tail_if_numbered after this unlock) and takes no lock of its own:
+    // one lock per block, not two (every message at b = 1). The same reuse
+    // as extend_locked's: no sender has an unconsumed slot here, so none
+    // holds it; the ready bits are zeroed before the number (relaxed, then
+    // release; senders see both through the unlock), which zeroes the
+    // consumed count. Retention::kKeepNone keeps nothing: its block waits
+    // for release_if_drained (GiveBack::finish_block), as before.
+    head->ready.store(0, std::memory_order_relaxed);
+    head->number.store(block_tag(block_number + 1) | (senders_wait ? kWantBit : 0),
+                       std::memory_order_release);
   }
   return head_.load(std::memory_order_relaxed);
 }

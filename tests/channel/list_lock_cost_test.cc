@@ -68,6 +68,49 @@ TEST(ListLocks, KeepTwoAndMoreLockAtMostTwicePerBlock) {
   }
 }
 
+// A receiver that drains the channel at a block's end renumbers that block
+// in place as the next one, in the lock it takes to finish it, so the next
+// sender finds its block numbered and locks not at all: one lock per block
+// (each message at b = 1, capacity 1), where the sender used to take a
+// second one to renumber it. `rounds` rounds of `per_round` sends then as
+// many receives, after a first message that creates the block.
+template <std::size_t B>
+long locks_in_lockstep(std::size_t capacity, std::size_t per_round, std::size_t rounds,
+                       leanchan::Retention retention) {
+  auto [tx, rx] = leanchan::channel<int, B>(capacity, leanchan::ChannelOptions{retention});
+  EXPECT_TRUE(tx.try_send(-1).ok());
+  EXPECT_EQ(rx.try_recv().value(), -1);
+  for (std::size_t i = 1; i < B; ++i) {  // the receiver at the next block's start
+    EXPECT_TRUE(tx.try_send(-1).ok());
+    EXPECT_EQ(rx.try_recv().value(), -1);
+  }
+  locks = 0;
+  leanchan::internal::test_point_hook.store(&count);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (std::size_t i = 0; i < per_round; ++i) EXPECT_TRUE(tx.try_send(static_cast<int>(i)).ok());
+    for (std::size_t i = 0; i < per_round; ++i) {
+      EXPECT_EQ(rx.try_recv().value(), static_cast<int>(i));
+    }
+    EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+  }
+  leanchan::internal::test_point_hook.store(nullptr);
+  return locks.load();
+}
+
+TEST(ListLocks, DrainingAtABlocksEndLocksOncePerBlock) {
+  constexpr std::size_t kRounds = 100;
+  for (const leanchan::Retention retention :
+       {leanchan::Retention::kKeepOne, leanchan::Retention::keep(2)}) {
+    EXPECT_EQ(locks_in_lockstep<1>(1, 1, kRounds, retention), static_cast<long>(kRounds));
+    EXPECT_EQ(locks_in_lockstep<8>(8, 8, kRounds, retention), static_cast<long>(kRounds));
+  }
+  // Nothing changes for kKeepNone, which keeps no block: the finishing
+  // receiver frees it, the next sender allocates one under the lock, and
+  // the receiver finds that new head under the lock: three per block.
+  EXPECT_EQ(locks_in_lockstep<1>(1, 1, kRounds, leanchan::Retention::kKeepNone),
+            static_cast<long>(3 * kRounds));
+}
+
 // Destroying a channel that never held a message (the creation benchmark's
 // whole life) takes no lock: the receiver has no consumed slot to forget.
 // Before, its destruction always locked once. A channel that held messages

@@ -108,9 +108,12 @@ class LEANCHAN_API BlockList : public ListLock {
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout, const Keep& keep,
                             const PermitWord& permits) noexcept;
   // Under the lock: the receiver took the last slot of block
-  // `block_number`. Returns the head block afterwards (the receiver caches
-  // it). The caller moves the returned position to the block's end before
-  // unlocking and gives the block's permits back after.
+  // `block_number`. Retires it if a block follows; if it is the tail and
+  // the policy keeps a block, renumbers it in place as the next block, so
+  // that the next sender takes no lock. Returns the head block afterwards
+  // (the receiver caches it). The caller moves the returned position to
+  // the block's end before unlocking and gives the block's permits back
+  // after.
   BlockHeader* finish_block_locked(const Locked& held, std::uint64_t block_number,
                                    const BlockLayout& layout, const Keep& keep,
                                    bool senders_wait) noexcept;
