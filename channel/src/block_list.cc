@@ -292,9 +292,12 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
     // release; senders see both through the unlock), which zeroes the
     // consumed count. Retention::kKeepNone keeps nothing: its block waits
     // for release_if_drained (GiveBack::finish_block), as before.
+    std::uint32_t want = senders_wait ? kWantBit : 0;
+#if defined(LEANCHAN_EXPLORE)
+    if (explore::mutant() == 7) want = 0;  // the explorer's self-test: no want bit
+#endif
     head->ready.store(0, std::memory_order_relaxed);
-    head->number.store(block_tag(block_number + 1) | (senders_wait ? kWantBit : 0),
-                       std::memory_order_release);
+    head->number.store(block_tag(block_number + 1) | want, std::memory_order_release);
   }
   return head_.load(std::memory_order_relaxed);
 }
@@ -324,8 +327,10 @@ std::uint32_t BlockList::owed_locked(const Locked&, std::uint16_t returned, std:
   const std::uint32_t taken = BlockNumber::taken(word);
   position = static_cast<std::uint16_t>(BlockNumber::tag(word) * slots + taken);
   const std::uint32_t owed = static_cast<std::uint16_t>(position - returned);
-  // A finished head (kept for reuse in place) lies behind `returned`: the
-  // difference wraps, and nothing is owed. Otherwise owed < slots.
+  // A finished head (kept under Retention::kKeepNone for reuse in place)
+  // lies behind `returned`: the difference wraps, and nothing is owed. A
+  // head the receiver renumbered in place owes nothing either (taken 0 at
+  // `returned`). Otherwise owed < slots.
   if (owed >= slots) {
     position = returned;
     return 0;

@@ -559,6 +559,14 @@ TEST(Explore, CancelAfterCloseWakesTheReceiver) {
                [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); });
 }
 
+// The want bit on a block the receiver renumbered in place, while a
+// reservation and a blocked send wait (bound 1: at 2 the scenario passes
+// the explorer's schedule budget).
+TEST(Explore, WantBitOnARenumberedBlock) {
+  run_scenario("want bit on a renumbered block", 1,
+               [] { leanchan::explore_test::want_bit_on_a_renumbered_block(); });
+}
+
 // Two budget charges racing each other and a refund (MemoryBudget).
 TEST(Explore, BudgetChargeRacingARefund) {
   run_scenario("budget charge racing a refund", 2,

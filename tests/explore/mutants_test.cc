@@ -101,4 +101,14 @@ TEST(ExploreMutant, BudgetRefundIsNotOneRmw) {
       explore_with_env([] { leanchan::explore_test::budget_charge_racing_a_refund(); }, 6));
 }
 
+// Defect 7: the receiver renumbers a drained block in place without the
+// want bit while senders wait: its takes in that block count their permits
+// in the header instead of giving them back, and a waiting send whose slot
+// is one of them waits forever.
+TEST(ExploreMutant, RenumberedBlockWithoutTheWantBit) {
+  expect_caught(
+      "renumbered block without the want bit",
+      explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 7, 1));
+}
+
 }  // namespace

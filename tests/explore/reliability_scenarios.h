@@ -127,6 +127,42 @@ inline void budget_charge_racing_a_refund() {
   explore::check(budget.held() == 3 * kControl, "every block refunded");
 }
 
+// The want bit on the block the receiver renumbers in place when it
+// finishes it (BlockList::finish_block_locked, b > 1): a reservation of
+// two queues first and a blocking send behind it. The reservation is
+// completed at block 0's end, when block 0 is renumbered in place as
+// block 1 while the send still waits; it sends one message and holds its
+// second slot until the send is done. The receiver's take of that message
+// must give its permit back at once, which the want bit on the renumbered
+// block tells it: counted in the block's header until the block's end, the
+// permit would never come back (the block's second slot is the held
+// reservation's), and every thread would wait (a deadlock).
+inline void want_bit_on_a_renumbered_block() {
+  auto channel = leanchan::channel<int, 2>(2);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
+  auto tx1 = tx;
+  auto tx2 = tx;
+  Event sent;
+  explore::spawn([&tx1, &sent] {
+    auto batch = tx1.reserve_many(2);
+    explore::check(static_cast<bool>(batch), "reserve two");
+    batch.send(10);
+    sent.wait();  // the blocked send is done
+    batch.send(11);
+  });
+  explore::spawn([&tx2, &sent] {
+    explore::check(tx2.send(30).ok(), "the blocked send");
+    Event::fire(&sent);
+  });
+  int sum = 0;
+  for (int i = 0; i < 5; ++i) sum += rx.recv().value_or(1000);
+  explore::join_all();
+  explore::check(sum == 0 + 1 + 10 + 11 + 30, "each message once");
+  explore::check(tx.capacity() == 2, "every slot came back");
+}
+
 }  // namespace leanchan::explore_test
 
 #endif  // LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_

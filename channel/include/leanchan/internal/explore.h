@@ -49,6 +49,9 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    separate RMW, so two charges that pass the check together exceed it.
 // 6: MemoryBudget's refund is a load and a store, so a charge between them
 //    is lost and the bytes held drift from what the channels hold.
+// 7: finish_block_locked renumbers a drained block in place without the
+//    want bit while senders wait, so the receiver keeps a permit a waiting
+//    sender needs.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on
