@@ -34,6 +34,12 @@
 //   keeps the channel from ending for the receiver; unlike a Permit it is
 //   not returned on destruction: destroying a notifier that is queued or
 //   holds a slot is a bug (asserted in debug builds).
+// - A send notifier's slot can be redeemed while its callback is still
+//   returning on the thread that fired it (the callback told you, then
+//   the channel marks the firing done). Before destroying a send notifier
+//   that has been armed, call cancel_notify(): it returns once the
+//   callback is not running (lock-free when nothing is queued), and passes
+//   on a slot that was not redeemed. The coroutine and Asio adapters do.
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
 
