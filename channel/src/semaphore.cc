@@ -410,6 +410,14 @@ bool Semaphore::take_grant(WaitNode* node) noexcept {
     // before the redeemer's push.
     if (node->state.compare_exchange_weak(state, state & ~WaitNode::kGrant,
                                           std::memory_order_acquire, std::memory_order_relaxed)) {
+      // Still firing: finish_firing is yet to write the node. Its release
+      // pairs with await_firing's acquire, so the firer's last write happens
+      // before the owner frees the node.
+      bool firing = WaitNode::phase(state) >= WaitNode::kFiring;
+#if defined(LEANCHAN_EXPLORE)
+      if (explore::mutant() == 8) firing = false;  // the explorer's self-test: no wait
+#endif
+      if (firing) (void)await_firing(node);
       return true;
     }
   }

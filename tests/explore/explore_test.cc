@@ -567,6 +567,12 @@ TEST(Explore, WantBitOnARenumberedBlock) {
                [] { leanchan::explore_test::want_bit_on_a_renumbered_block(); });
 }
 
+// A send notifier destroyed as soon as its redeeming try_send returns.
+TEST(Explore, RedeemedNotifierGoesAtOnce) {
+  run_scenario("redeemed notifier goes at once", 2,
+               [] { leanchan::explore_test::redeemed_notifier_goes_at_once(); });
+}
+
 // Two budget charges racing each other and a refund (MemoryBudget).
 TEST(Explore, BudgetChargeRacingARefund) {
   run_scenario("budget charge racing a refund", 2,

@@ -111,4 +111,12 @@ TEST(ExploreMutant, RenumberedBlockWithoutTheWantBit) {
       explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 7, 1));
 }
 
+// Defect 8: a redeem does not wait for the firing to end: the owner lets
+// the notifier go while its callback (and the firer's last write) runs.
+TEST(ExploreMutant, RedeemDoesNotWaitForTheFiring) {
+  expect_caught(
+      "redeem without waiting for the firing",
+      explore_with_env([] { leanchan::explore_test::redeemed_notifier_goes_at_once(); }, 8));
+}
+
 }  // namespace

@@ -61,17 +61,15 @@ struct Event {
 
 // Sends `value` the event-loop way: try_send with `notifier` (using a slot
 // handed to it), else queue the notifier and wait for `event`, which its
-// callback fires. Once sent, cancel_notify: the callback that handed the
-// slot over may still be finishing on the firing thread, and the notifier
-// may go away only once it is not running (leanchan/notifier.h).
+// callback fires: the loop sender.h documents. The notifier may go away as
+// soon as the redeeming try_send returns (it waits out a callback still
+// returning on the firing thread); reused worker threads make the
+// explorer crash if it did not.
 template <class T, std::size_t B>
 void send_with_notifier(Sender<T, B>& sender, T value, Notifier& notifier, Event& event) {
   for (;;) {
     auto result = sender.try_send(std::move(value), notifier);
-    if (result.ok()) {
-      (void)sender.cancel_notify(notifier);
-      return;
-    }
+    if (result.ok()) return;
     value = std::move(result).value();
     event.reset();
     if (sender.notify_when_room(notifier) != leanchan::RoomStatus::kArmed) continue;

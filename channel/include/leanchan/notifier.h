@@ -34,12 +34,13 @@
 //   keeps the channel from ending for the receiver; unlike a Permit it is
 //   not returned on destruction: destroying a notifier that is queued or
 //   holds a slot is a bug (asserted in debug builds).
-// - A send notifier's slot can be redeemed while its callback is still
-//   returning on the thread that fired it (the callback told you, then
-//   the channel marks the firing done). Before destroying a send notifier
-//   that has been armed, call cancel_notify(): it returns once the
-//   callback is not running (lock-free when nothing is queued), and passes
-//   on a slot that was not redeemed. The coroutine and Asio adapters do.
+// - A send notifier may go away as soon as the try_send(value, notifier)
+//   or try_reserve(notifier) that redeemed its slot returns: if its
+//   callback is still returning on the thread that fired it, the redeem
+//   waits for it (briefly: callbacks are short). Never redeem from inside
+//   the notifier's own callback. A notifier that was armed and not
+//   redeemed is withdrawn with cancel_notify() (which returns once its
+//   callback is not running) before it goes away.
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
 

@@ -153,8 +153,8 @@ class Sender {
   //     v = std::move(r).value();
   //     if (tx.notify_when_room(n) == RoomStatus::kArmed) wait_for_callback();
   //   }
-  //   tx.cancel_notify(n);  // before n goes away: its callback may still be
-  //                         // finishing on the thread that fired it
+  // Once a redeeming try_send returns, n may go away (it waits out a
+  // callback that is still returning); n's callback must not redeem.
   // Any number of senders may queue their own notifiers. O(1) under the
   // channel's list lock; allocates nothing.
   RoomStatus notify_when_room(Notifier& notifier) noexcept {

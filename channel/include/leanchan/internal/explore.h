@@ -52,6 +52,8 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 // 7: finish_block_locked renumbers a drained block in place without the
 //    want bit while senders wait, so the receiver keeps a permit a waiting
 //    sender needs.
+// 8: take_grant redeems a slot without waiting for the firing to end, so
+//    its owner may free the notifier while the firer still writes to it.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

@@ -100,6 +100,10 @@ class LEANCHAN_API Semaphore {
   };
   Cancelled cancel_send(WaitNode* node, const ListLock& lock) noexcept;
   // Redeems the slot a fired node holds (the caller then owns one permit).
+  // A grant redeemed while its firing is still in progress (the callback
+  // told its owner, then returns) waits until the firer is done with the
+  // node, so that the owner may destroy it as soon as this returns. Never
+  // from inside that node's own callback (notifier.h).
   static bool take_grant(WaitNode* node) noexcept;
 
   // ---- Close and the closed watchers -------------------------------------------
