@@ -147,14 +147,11 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
-      // Reuse in place: the only block is fully consumed (before any
-      // spare, so that a channel keeping n blocks after a drain serves a
-      // burst of n blocks without allocating; spares stay chained behind
-      // it). No sender can hold it (none has an unconsumed slot there) and
-      // the receiver reads `number` before `ready`, so zero the bits first,
-      // then renumber (release), which also zeroes its consumed count.
-      tail->ready.store(0, std::memory_order_relaxed);
-      tail->number.store(next_tag | want, std::memory_order_release);
+      // Reuse in place: the only block is fully consumed and kept its
+      // number (Retention::kKeepNone with a permit out; under the other
+      // policies the receiver renumbered it when it finished it). Before
+      // any spare, as finish_block_locked's reuse.
+      renumber_in_place(tail, next_tag, want);
       continue;
     }
     BlockHeader* next = tail->next;
@@ -286,18 +283,15 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
     // place as the next block now, in the critical section it holds
     // anyway, so the next sender finds it numbered (covers, then
     // tail_if_numbered after this unlock) and takes no lock of its own:
-    // one lock per block, not two (every message at b = 1). The same reuse
-    // as extend_locked's: no sender has an unconsumed slot here, so none
-    // holds it; the ready bits are zeroed before the number (relaxed, then
-    // release; senders see both through the unlock), which zeroes the
-    // consumed count. Retention::kKeepNone keeps nothing: its block waits
-    // for release_if_drained (GiveBack::finish_block), as before.
+    // one lock per block, not two (every message at b = 1). It stays the
+    // head, so it carries the want bit while a sender waits.
+    // Retention::kKeepNone keeps nothing: its block waits for
+    // release_if_drained (GiveBack::finish_block), as before.
     std::uint32_t want = senders_wait ? kWantBit : 0;
 #if defined(LEANCHAN_EXPLORE)
     if (explore::mutant() == 7) want = 0;  // the explorer's self-test: no want bit
 #endif
-    head->ready.store(0, std::memory_order_relaxed);
-    head->number.store(block_tag(block_number + 1) | want, std::memory_order_release);
+    renumber_in_place(head, block_tag(block_number + 1), want);
   }
   return head_.load(std::memory_order_relaxed);
 }

@@ -209,6 +209,18 @@ class LEANCHAN_API BlockList : public ListLock {
 
   // Null if the allocation fails.
   static BlockHeader* try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
+  // Under the lock: a fully consumed block, which no sender can hold (none
+  // has an unconsumed slot in it), becomes block `tag` (with `want`, the
+  // want bit or 0) in place: its ready bits are zeroed, then its number
+  // stored with release, which also zeroes its consumed count; the
+  // receiver reads `number` (acquire) before `ready`, and senders reach it
+  // only through the unlock. extend_locked's reuse (Retention::kKeepNone)
+  // and finish_block_locked's (the other policies).
+  static void renumber_in_place(BlockHeader* block, std::uint32_t tag,
+                                std::uint32_t want) noexcept {
+    block->ready.store(0, std::memory_order_relaxed);
+    block->number.store(tag | want, std::memory_order_release);
+  }
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
   void retire_head_locked(const Locked& held, const BlockLayout& layout, const Keep& keep,
                           bool senders_wait) noexcept;
