@@ -34,12 +34,12 @@ bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noex
 }
 
 bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                           const void* context, std::uint64_t receiver_index) noexcept {
+                           const void* context, std::uint64_t receiver_index, bool deep) noexcept {
   // Doubling pauses between looks, then yields: watching shared lines in a
   // tight loop would slow the very sender being waited for.
   int look = 0;
   bool found = false;
-  (void)watch(kReceiverWatch, [&] {
+  (void)watch(deep ? kDeepReceiverWatch : kReceiverWatch, [&] {
     found = ready(context);
     if (found) return true;
     return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);

@@ -304,12 +304,18 @@ class Receiver {
   RecvStatus wait_take(std::optional<T>& out, const internal::Deadline* deadline) noexcept {
     internal::ChannelState& state = *this->state();
     for (;;) {
-      if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
-      // A message is often a moment away: watch for it (bounded) first.
+      if (Ops::try_take(state, cursor_, out)) {
+        Ops::count_run(cursor_);
+        return RecvStatus::kOk;
+      }
+      // A message is often a moment away: watch for it (bounded) first,
+      // longer between looks while a sender streams (Ops::watch_deep).
       // (The watch notices an ended channel after a few looks; the checks
       // below decide.)
-      if (internal::Ending::watch_briefly(state, &Receiver::may_be_ready, this, cursor_.index) &&
+      if (internal::Ending::watch_briefly(state, &Receiver::may_be_ready, this, cursor_.index,
+                                          Ops::watch_deep(cursor_)) &&
           Ops::try_take(state, cursor_, out)) {
+        Ops::count_run(cursor_);
         return RecvStatus::kOk;
       }
       Ops::release_when_empty(state, cursor_);  // before sleeping

@@ -17,6 +17,7 @@
 #include "leanchan/internal/ending.h"
 #include "leanchan/internal/give_back.h"
 #include "leanchan/internal/provisioning.h"
+#include "leanchan/internal/spin_wait.h"
 
 namespace leanchan::internal {
 
@@ -123,15 +124,38 @@ struct ChannelOps {
   // refreshed after each of those calls is always exact. release_when_empty
   // thus reads the shared line only when it may free something (why:
   // docs/design.md, "Found empty").
+  // `deep`: the channel holds kDeepReceiverCapacity messages or more (a
+  // constant, kept here so that the wait reads no shared line for it), so
+  // the receiver may watch with kDeepReceiverWatch before it sleeps;
+  // `run`: the messages its blocking receives took since its last watch
+  // ended (counted to 2; Receiver::wait_take), which says whether it does.
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
     bool keeps_none = false;
     bool spare_to_free = false;
+    bool deep = false;
+    std::uint8_t run = 0;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    return {0, nullptr, slots(state), state.keeps_none(), false};
+    const bool deep = state.capacity() >= kDeepReceiverCapacity;
+    return {0, nullptr, slots(state), state.keeps_none(), false, deep, 0};
+  }
+  // The watch a blocking receive that found nothing uses: the deep one in a
+  // deep channel whose last watch was followed by a run of two messages or
+  // more (a sender is streaming ahead of the receiver: looking again at
+  // once would only slow it, kDeepReceiverWatch); else the doubling one
+  // (a message that comes alone, as a reply does, is seen at once). Starts
+  // a new run.
+  static bool watch_deep(Cursor& cursor) noexcept {
+    const bool deep = cursor.deep && cursor.run >= 2;
+    cursor.run = 0;
+    return deep;
+  }
+  // A blocking receive took a message.
+  static void count_run(Cursor& cursor) noexcept {
+    if (cursor.run < 2) ++cursor.run;
   }
   // After a call of the receiver's that may have changed the flag
   // (advance_head, finish_block, release_spares, release_if_drained). The

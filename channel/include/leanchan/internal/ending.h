@@ -38,14 +38,15 @@ class LEANCHAN_API Ending {
   static void notify_receiver_if_closed(ChannelState& state) noexcept {
     if (state.is_closed()) state.notify_receiver();
   }
-  // The receiver, before it sleeps, watches (kReceiverWatch) until
-  // ready(context) says the message may be there: true. False when the
-  // watch ends without it, or early, after kReceiverEndCheckAfter looks, if
-  // the channel has ended (is_finished). The end is not asked at once: it
-  // reads the shared line, and a receiver that keeps up watches after
-  // nearly every message.
+  // The receiver, before it sleeps, watches (kReceiverWatch, or with `deep`,
+  // for a channel of kDeepReceiverCapacity or more, kDeepReceiverWatch)
+  // until ready(context) says the message may be there: true. False when
+  // the watch ends without it, or early, after kReceiverEndCheckAfter
+  // looks, if the channel has ended (is_finished). The end is not asked at
+  // once: it reads the shared line, and a receiver that keeps up watches
+  // after nearly every message.
   static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                            const void* context, std::uint64_t receiver_index) noexcept;
+                            const void* context, std::uint64_t receiver_index, bool deep) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -8,24 +8,30 @@
 #ifndef LEANCHAN_INTERNAL_SPIN_WAIT_H_
 #define LEANCHAN_INTERNAL_SPIN_WAIT_H_
 
+#include <cstdint>
+
 #include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
 
 // How long a waiter watches before it sleeps: `pauses` looks, separated by
-// processor pauses that double from 1 up to `max_pause` between looks (1: a
-// plain spin), then `yields` looks separated by a yield of the thread. Under
-// the explorer each count is at most 2 (spin_budget): every look is a
-// scheduling point there.
+// processor pauses that double from `first_pause` up to `max_pause` between
+// looks (1 and 1: a plain spin), then `yields` looks separated by a yield of
+// the thread. Under the explorer each count is at most 2 (spin_budget):
+// every look is a scheduling point there.
 struct SpinBudget {
   int pauses = 0;
   int yields = 0;
   int max_pause = 1;
+  int first_pause = 1;
   constexpr int looks() const noexcept { return pauses + yields; }
 };
 
-constexpr SpinBudget spin_budget_of(int pauses, int yields = 0, int max_pause = 1) noexcept {
-  return {spin_budget(pauses), spin_budget(yields), max_pause};
+constexpr SpinBudget spin_budget_of(int pauses, int yields = 0, int max_pause = 1,
+                                    int first_pause = 1) noexcept {
+  // The first pause is capped as the counts are: each pause is a
+  // scheduling point under the explorer.
+  return {spin_budget(pauses), spin_budget(yields), max_pause, spin_budget(first_pause)};
 }
 
 // The channel's budgets, in one place (docs/design.md, "Waiting").
@@ -44,6 +50,15 @@ inline constexpr SpinBudget kFirstWaiterWatch = spin_budget_of(64, 16);
 // The receiver before it sleeps: doubling pauses, 1 + 2 + ... + 64 and then
 // 64 each, then yields.
 inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
+// The receiver of a channel of kDeepReceiverCapacity slots or more: 64
+// pauses (about 1 us) before the second look and each one after. A sender
+// there can run ahead, and a receiver that looks again at once only pulls
+// the line that carries every message's ready bit (the block header) away
+// from the sender it waits for; after a longer pause it takes the messages
+// that arrived meanwhile in a row. (Below that capacity the sender cannot
+// get far ahead, and the longer pause would only add to each hand-off.)
+inline constexpr SpinBudget kDeepReceiverWatch = spin_budget_of(16, 16, 64, 64);
+inline constexpr std::uint32_t kDeepReceiverCapacity = 16;
 // Looks after which the receiver's watch also asks whether the channel has
 // ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
 // longer than a sender that keeps up takes between two messages.
@@ -57,20 +72,28 @@ inline constexpr SpinBudget kCallbackWatch = spin_budget_of(256);
 inline constexpr SpinBudget kPoolWorkerWatch = spin_budget_of(16, 16, 64);
 
 // Looks at ready() within `budget`; true as soon as it returns true, false
-// when the budget is spent (zero looks for an empty budget).
-template <class Ready>
-bool watch(const SpinBudget& budget, Ready&& ready) noexcept {
-  int pauses = 1;
+// when the budget is spent (zero looks for an empty budget). Between two of
+// the first budget.pauses looks it calls pause() as many times as the
+// budget says (tests count them; the channel's pause is cpu_relax), and
+// between two later ones yields the thread.
+template <class Ready, class Pause>
+bool watch(const SpinBudget& budget, Ready&& ready, Pause&& pause) noexcept {
+  int pauses = budget.first_pause;
   for (int look = 0; look < budget.looks(); ++look) {
     if (ready()) return true;
     if (look < budget.pauses) {
-      for (int i = 0; i < pauses; ++i) cpu_relax();
+      for (int i = 0; i < pauses; ++i) pause();
       pauses = pauses < budget.max_pause ? pauses * 2 : budget.max_pause;
     } else {
       yield_thread();
     }
   }
   return false;
+}
+
+template <class Ready>
+bool watch(const SpinBudget& budget, Ready&& ready) noexcept {
+  return watch(budget, ready, [] { cpu_relax(); });
 }
 
 // What a sleep step reports: look again (woken, or nothing to sleep on),
