@@ -30,6 +30,7 @@ grid = {}     # (size, P, cap) -> {design: Mmsg/s}
 pp = {}       # design -> ns per round trip (OS-thread table)
 task = {}
 task_pp = {}
+floor = []    # (size or 'ping-pong', design, measured / floor)
 section = 0
 for t in tables:
     h = t['head']
@@ -42,6 +43,10 @@ for t in tables:
                 if i >= 4 and 'cpu' not in name and '/' not in name:
                     v = num(r[i])
                     if v is not None: target.setdefault(key, {})[name] = v
+    elif h[:4] == ['size', 'design', 'single-thread ns', 'floor ns']:
+        for r in t['rows']:
+            v = num(r[-1])
+            if v is not None: floor.append((r[0], r[1], v))
     elif h[:1] == ['N'] and len(h) > 2:
         target = task_pp if 'leanchan-coro' in h else pp
         r = t['rows'][0]
@@ -73,6 +78,8 @@ for lean in ('leanchan-b8', 'leanchan-b32'):
     check("  >= crossbeam at capacity 1024", g1)
     check("  >= tokio, go, moodycamel at capacities 16 and 1024", g2)
     check("  >= crossbeam and moodycamel at capacity 1", g3)
+    fl = [(v <= 2.0, f"{what} {v:.2f}x the floor") for what, d, v in floor if d == lean]
+    if fl: check("  within 2x of the floor (capacity 1024, ping-pong)", fl)
     if lean in pp and 'crossbeam' in pp:
         print(f"  ping-pong {pp[lean]:.0f} ns vs crossbeam {pp['crossbeam']:.0f}: {'met' if pp[lean] <= pp['crossbeam'] else 'missed'} ({pp[lean]/pp['crossbeam']:.2f}x)")
 if task:

@@ -289,6 +289,10 @@ if ((${#task_designs[@]} > 0)); then
 fi
 total_rows=$((${#rows[@]} + ${#task_rows[@]}))
 ((pingpong_n > 0 && grid > 0)) && total_rows=$((total_rows + 1))
+# The floor's single-thread rows: one per size, for the leanchan bases.
+single_sizes=()
+((grid > 0 && ${#bases[@]} > 0)) && read -r -a single_sizes <<<"$sizes"
+total_rows=$((total_rows + ${#single_sizes[@]}))
 ((pingpong_n > 0 && ${#task_designs[@]} > 0)) && total_rows=$((total_rows + 1))
 # The floor under every figure: one cache line moved between the two
 # threads' cores (on a VM this moves with where they land; measured before
@@ -392,8 +396,23 @@ pingpong_row() {
   row_index=$((row_index + 1))
 }
 
+# single_rows: each leanchan base alone on one thread, capacity 1024, per
+# size (leanchan-peer-bench --single): its own cost per message, the part
+# of the floor no cache line explains.
+single_messages=${PEERS_SINGLE_MESSAGES:-1048576}
+single_rows() {
+  local s
+  for s in "${single_sizes[@]}"; do
+    progress "single thread, size $s, capacity 1024: $single_messages messages x ${#bases[@]} designs x $reps reps"
+    measure "single|$s" ns_per_msg cpu_ns_per_msg bases --single --capacity=1024 --size="$s" \
+      --messages="$single_messages"
+    row_index=$((row_index + 1))
+  done
+}
+
 throughput_rows designs "" "${rows[@]}"
 ((pingpong_n > 0 && grid > 0)) && pingpong_row designs pingpong
+single_rows
 if ((${#task_designs[@]} > 0)); then
   throughput_rows task_designs "tasks|" "${task_rows[@]}"
   ((pingpong_n > 0)) && pingpong_row task_designs "tasks|pingpong"
@@ -513,6 +532,63 @@ if ((grid > 0)); then
     pingpong_table pingpong designs bases peers
   fi
 fi
+
+# The floor (docs/peers.md, "The floor"): H, the smaller of the two
+# hand-off probes; a deep row's floor is H times the share of a line one
+# message fills (size / 64) plus the design's single-thread cost; the
+# ping-pong's, two hand-offs. Ratio: the measured time over the floor.
+floor_table() {
+  local h line s b p single floor v worst key
+  h=$(printf '%s\n' "$handoff_before" "$handoff_after" | grep -v '^$' | sort -g | head -1)
+  [ -n "$h" ] || return 0
+  echo
+  echo "## The floor"
+  echo
+  echo "What no message can cost less than on this machine now: H = $h ns, the"
+  echo "smaller hand-off probe above. A capacity-1024 row's floor is H times the"
+  echo "share of a 64-byte line one message fills (size / 64) plus the design's"
+  echo "own single-thread cost (one thread sending 1,024 messages and then"
+  echo "receiving them, --single; median of the runs); the ping-pong's is 2H."
+  echo "Measured: ns per message (1e9 / throughput) of the capacity-1024 rows,"
+  echo "per producer count (the ping-pong: its round trip); ratio: the slowest"
+  echo "of them over the floor (the goal: at most 2)."
+  echo
+  local header="| size | design | single-thread ns | floor ns |" rule="|---:|---|---:|---:|"
+  for p in $producer_counts; do header+=" P=$p ns |"; rule+="---:|"; done
+  echo "$header ratio |"
+  echo "$rule---:|"
+  for s in "${single_sizes[@]}"; do
+    for b in "${bases[@]}"; do
+      single=${result[single|$s|$b]:-}
+      [ -n "$single" ] || continue
+      floor=$(awk -v h="$h" -v s="$s" -v t="$single" 'BEGIN {printf "%.1f", h * s / 64 + t}')
+      line="| $s | $b | $(awk -v v="$single" 'BEGIN {printf "%.1f", v}') | $floor |"
+      worst=""
+      for p in $producer_counts; do
+        v=${result[$s $p 1024|$b]:-}
+        if [ -n "$v" ]; then
+          v=$(awk -v r="$v" 'BEGIN {printf "%.1f", 1e9 / r}')
+          worst=$(awk -v a="${worst:-0}" -v b="$v" 'BEGIN {print (b > a ? b : a)}')
+        fi
+        line+=" ${v:--} |"
+      done
+      echo "$line $([ -n "$worst" ] && awk -v w="$worst" -v f="$floor" 'BEGIN {printf "%.2f", w / f}' || echo -) |"
+    done
+  done
+  if ((pingpong_n > 0)); then
+    for b in "${bases[@]}"; do
+      v=${result[pingpong|$b]:-}
+      [ -n "$v" ] || continue
+      floor=$(awk -v h="$h" 'BEGIN {printf "%.1f", 2 * h}')
+      # The round trip in the first producer column.
+      line="| ping-pong | $b | - | $floor | $(awk -v v="$v" 'BEGIN {printf "%.0f", v}') |"
+      for p in $producer_counts; do line+=" |"; done
+      line=${line% |}
+      echo "$line $(awk -v v="$v" -v f="$floor" 'BEGIN {printf "%.2f", v / f}') |"
+    done
+  fi
+}
+((grid > 0)) && [[ " $capacities " == *" 1024 "* || "$pingpong_n" -gt 0 ]] && floor_table
 
 # The task table: the same workload, every party a task on two threads.
 if ((${#task_designs[@]} > 0)); then

@@ -15,8 +15,16 @@
 //     N round trips over two capacity-1 channels; prints
 //     design=NAME mode=pingpong size=S messages=N seconds=X ns_per_roundtrip=Y
 //       cpu_seconds=U cpu_ns_per_roundtrip=V checksum=Z
-//   The designs leanchan-coro, leanchan-asio and asio-channel run the same
-//   two modes with every party a task on two threads (docs/peers.md, "Tasks
+//   leanchan-peer-bench --design=NAME --single --capacity=C --size=S --messages=N
+//     one thread, no other: rounds of min(C, left) sends, then as many
+//     receives, until N messages went through; prints
+//     design=NAME mode=single capacity=C size=S messages=N seconds=X
+//       ns_per_msg=Y cpu_seconds=U cpu_ns_per_msg=V checksum=Z
+//     (what a send plus a receive costs with no other thread in the way:
+//     the single-thread part of the floor scripts/peers.sh prints; the
+//     OS-thread designs only)
+//   The designs leanchan-coro, leanchan-asio and asio-channel run the
+//   first two modes with every party a task on two threads (docs/peers.md, "Tasks
 //   on two threads"): coroutines on a ThreadPoolExecutor(2), or
 //   asio::awaitable coroutines on an io_context run by two threads.
 //   leanchan-peer-bench --handoff --messages=N
@@ -29,6 +37,7 @@
 //
 // --help or -h prints the usage and the design names to stdout and exits 0.
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -71,12 +80,14 @@ struct Options {
   std::uint64_t messages = 0;
   bool pingpong = false;
   bool handoff = false;
+  bool single = false;
 };
 
 constexpr const char* kUsage =
     "usage: leanchan-peer-bench --design=NAME --producers=P --capacity=C "
     "--size=S --messages=N\n"
     "       leanchan-peer-bench --design=NAME --pingpong --size=S --messages=N\n"
+    "       leanchan-peer-bench --design=NAME --single --capacity=C --size=S --messages=N\n"
     "       leanchan-peer-bench --handoff --messages=N\n"
     "       leanchan-peer-bench --help | -h\n"
     "designs: leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park"
@@ -122,6 +133,8 @@ Options parse(int argc, char** argv) {
       options.pingpong = true;
     } else if (arg == "--handoff") {
       options.handoff = true;
+    } else if (arg == "--single") {
+      options.single = true;
     } else if (arg.starts_with("--design=")) {
       options.design = std::string(value_of("--design="));
     } else if (arg.starts_with("--producers=")) {
@@ -142,7 +155,7 @@ Options parse(int argc, char** argv) {
   }
   if (options.handoff) {
     if (!options.design.empty() || have_producers || have_capacity || options.size != 0 ||
-        options.pingpong) {
+        options.pingpong || options.single) {
       usage_error("--handoff takes only --messages");
     }
     if (options.messages == 0) usage_error("--messages must be at least 1");
@@ -153,6 +166,10 @@ Options parse(int argc, char** argv) {
     usage_error("--size must be 8, 24, 128 or 1024");
   }
   if (options.messages == 0) usage_error("--messages must be at least 1");
+  if (options.pingpong && options.single) usage_error("--pingpong and --single exclude each other");
+  if (options.single && have_producers && options.producers != 1) {
+    usage_error("--single uses one thread (no --producers)");
+  }
   if (options.pingpong) {
     if ((have_producers && options.producers != 1) || (have_capacity && options.capacity != 1)) {
       usage_error("--pingpong uses one producer and capacity 1");
@@ -274,6 +291,36 @@ Result throughput(const Options& options) {
   const Result result = window.stop(sum);
   for (auto& thread : threads) thread.join();
   return result;
+}
+
+// One thread: rounds of up to `capacity` sends, then as many receives (no
+// other thread, so neither side ever waits).
+template <class Design, std::size_t S>
+Result single(const Options& options) {
+  auto [tx, rx] = Design::template make<Message<S>>(options.capacity);
+  std::uint64_t sum = 0;
+  const Window window;
+  for (std::uint64_t sent = 0; sent < options.messages;) {
+    const std::uint64_t round = std::min(options.capacity, options.messages - sent);
+    for (std::uint64_t i = 0; i < round; ++i) {
+      Message<S> message;
+      put(message, sent + i);
+      if (!tx.send(std::move(message)).ok()) {
+        std::fprintf(stderr, "leanchan-peer-bench: send failed\n");
+        std::exit(1);
+      }
+    }
+    for (std::uint64_t i = 0; i < round; ++i) {
+      auto message = rx.recv();
+      if (!message) {
+        std::fprintf(stderr, "leanchan-peer-bench: channel closed\n");
+        std::exit(1);
+      }
+      sum += get(*message);
+    }
+    sent += round;
+  }
+  return window.stop(sum);
 }
 
 // Round trips: main -> echo thread -> main over two capacity-1 channels;
@@ -772,6 +819,7 @@ template <class Design>
 struct Threads {
   template <std::size_t S>
   static Result run(const Options& options) {
+    if (options.single) return single<Design, S>(options);
     return options.pingpong ? pingpong<Design, S>(options) : throughput<Design, S>(options);
   }
 };
@@ -802,11 +850,21 @@ template <class Runner, std::size_t S>
 int run_sized(const Options& options) {
   const Result result = Runner::template run<S>(options);
   const std::uint64_t expected =
-      options.pingpong ? expected_checksum(1, options.messages)
-                       : expected_checksum(options.producers, options.messages / options.producers);
+      options.pingpong || options.single
+          ? expected_checksum(1, options.messages)
+          : expected_checksum(options.producers, options.messages / options.producers);
   const double seconds = result.seconds > 0 ? result.seconds : 1e-9;
   const double cpu_ns = result.cpu_seconds * 1e9 / static_cast<double>(options.messages);
-  if (options.pingpong) {
+  if (options.single) {
+    std::printf(
+        "design=%s mode=single capacity=%llu size=%llu messages=%llu seconds=%.6f "
+        "ns_per_msg=%.1f cpu_seconds=%.6f cpu_ns_per_msg=%.1f checksum=%llu\n",
+        options.design.c_str(), static_cast<unsigned long long>(options.capacity),
+        static_cast<unsigned long long>(options.size),
+        static_cast<unsigned long long>(options.messages), seconds,
+        seconds * 1e9 / static_cast<double>(options.messages), result.cpu_seconds, cpu_ns,
+        static_cast<unsigned long long>(result.checksum));
+  } else if (options.pingpong) {
     std::printf(
         "design=%s mode=pingpong size=%llu messages=%llu seconds=%.6f "
         "ns_per_roundtrip=%.1f cpu_seconds=%.6f cpu_ns_per_roundtrip=%.1f checksum=%llu\n",
@@ -853,6 +911,9 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   if (options.handoff) return handoff(options);
   const std::string& d = options.design;
+  if (options.single && (d == "leanchan-coro" || d == "leanchan-asio" || d == "asio-channel")) {
+    usage_error("--single is for the OS-thread designs");
+  }
   if (d == "leanchan-b1") return run_design<Threads<Leanchan<1>>>(options);
   if (d == "leanchan-b8") return run_design<Threads<Leanchan<8>>>(options);
   if (d == "leanchan-b32") return run_design<Threads<Leanchan<32>>>(options);
