@@ -4,6 +4,7 @@
 
 #include "leanchan/internal/give_back.h"
 #include "leanchan/internal/spin_wait.h"
+#include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
 
@@ -35,11 +36,18 @@ bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noex
 
 bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* context),
                            const void* context, std::uint64_t receiver_index, bool deep) noexcept {
-  // Doubling pauses between looks, then yields: watching shared lines in a
-  // tight loop would slow the very sender being waited for.
+  // Pauses between looks (doubling, or 64 each in the deep watch), then
+  // yields: watching shared lines in a tight loop would slow the very
+  // sender being waited for.
+  const SpinBudget& budget = deep ? kDeepReceiverWatch : kReceiverWatch;
+  if (&budget == &kDeepReceiverWatch) {
+    LEANCHAN_TEST_POINT(kReceiverWatchesDeep);
+  } else {
+    LEANCHAN_TEST_POINT(kReceiverWatchesShort);
+  }
   int look = 0;
   bool found = false;
-  (void)watch(deep ? kDeepReceiverWatch : kReceiverWatch, [&] {
+  (void)watch(budget, [&] {
     found = ready(context);
     if (found) return true;
     return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);

@@ -148,6 +148,8 @@ class Receiver {
     if (wait_take(first, nullptr) != RecvStatus::kOk) return 0;
     out.push_back(std::move(*first));  // no allocation: the room exists
     std::size_t count = 1;
+    // The drained messages extend wait_take's run (Ops::watch_deep): a
+    // backlog taken in one call still says a sender streams ahead.
     while (count < limit) {
       if (out.size() == out.capacity()) {
         if (!Ops::may_be_ready(*state_, cursor_)) break;  // grow only for a message
@@ -156,6 +158,7 @@ class Receiver {
       std::optional<T> value;
       if (!Ops::try_take(*state_, cursor_, value)) break;
       out.push_back(std::move(*value));
+      Ops::count_run(cursor_);
       ++count;
     }
     return count;

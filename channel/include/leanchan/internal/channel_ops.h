@@ -127,8 +127,10 @@ struct ChannelOps {
   // `deep`: the channel holds kDeepReceiverCapacity messages or more (a
   // constant, kept here so that the wait reads no shared line for it), so
   // the receiver may watch with kDeepReceiverWatch before it sleeps;
-  // `run`: the messages its blocking receives took since its last watch
-  // ended (counted to 2; Receiver::wait_take), which says whether it does.
+  // `run`: the messages its blocking receives (recv, recv_many) took
+  // without a watch since its last watch began, the one that watch found
+  // included (counted to 2; Receiver::wait_take), which says whether it
+  // does.
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;

@@ -29,9 +29,10 @@ struct SpinBudget {
 
 constexpr SpinBudget spin_budget_of(int pauses, int yields = 0, int max_pause = 1,
                                     int first_pause = 1) noexcept {
-  // The first pause is capped as the counts are: each pause is a
-  // scheduling point under the explorer.
-  return {spin_budget(pauses), spin_budget(yields), max_pause, spin_budget(first_pause)};
+  // The pauses are capped as the counts are: each pause is a scheduling
+  // point under the explorer (where no other budget reaches a gap of 2).
+  return {spin_budget(pauses), spin_budget(yields), spin_budget(max_pause),
+          spin_budget(first_pause)};
 }
 
 // The channel's budgets, in one place (docs/design.md, "Waiting").
@@ -51,7 +52,9 @@ inline constexpr SpinBudget kFirstWaiterWatch = spin_budget_of(64, 16);
 // 64 each, then yields.
 inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
 // The receiver of a channel of kDeepReceiverCapacity slots or more: 64
-// pauses (about 1 us) before the second look and each one after. A sender
+// pauses (about 1 us where a pause takes 16 ns) before the second look and
+// each one after, so about 16 us of watching before the yields, where
+// kReceiverWatch makes about 11 (703 pauses). A sender
 // there can run ahead, and a receiver that looks again at once only pulls
 // the line that carries every message's ready bit (the block header) away
 // from the sender it waits for; after a longer pause it takes the messages
@@ -61,7 +64,8 @@ inline constexpr SpinBudget kDeepReceiverWatch = spin_budget_of(16, 16, 64, 64);
 inline constexpr std::uint32_t kDeepReceiverCapacity = 16;
 // Looks after which the receiver's watch also asks whether the channel has
 // ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
-// longer than a sender that keeps up takes between two messages.
+// longer than a sender that keeps up takes between two messages (in the
+// deep watch, after 4 x 64 pauses).
 inline constexpr int kReceiverEndCheckAfter = spin_budget(4);
 // Waiting for a notifier's callback (or a waker's last step) to end: they
 // are short, and run on another core.

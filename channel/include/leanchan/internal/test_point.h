@@ -40,6 +40,10 @@ enum class TestPoint {
   kThreadWaiterLooked,
   // The same waiter is about to sleep on its word (a futex wait).
   kThreadWaiterSleeps,
+  // Ending::watch_briefly: the receiver starts watching with
+  // kDeepReceiverWatch, or with kReceiverWatch.
+  kReceiverWatchesDeep,
+  kReceiverWatchesShort,
 };
 
 // The hook, called on the thread that reaches a point. Set by tests only.

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// Which watch a blocking receive that finds nothing uses (docs/design.md,
+// "The deep watch"): the deep one in a channel of 16 slots or more after a
+// run of two messages or more (taken by recv or drained by recv_many), the
+// doubling one otherwise. Observed with test points at the start of the
+// receiver's watch (kReceiverWatchesDeep, kReceiverWatchesShort); linked
+// against the test-points build of the library.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "leanchan/channel.h"
+#include "leanchan/internal/test_point.h"
+
+namespace {
+
+using leanchan::internal::TestPoint;
+
+std::atomic<int> deep_watches{0};
+std::atomic<int> short_watches{0};
+std::atomic<int> watches{0};
+
+void count(TestPoint point) {
+  if (point == TestPoint::kReceiverWatchesDeep) deep_watches.fetch_add(1);
+  if (point == TestPoint::kReceiverWatchesShort) short_watches.fetch_add(1);
+  if (point == TestPoint::kReceiverWatchesDeep || point == TestPoint::kReceiverWatchesShort) {
+    watches.fetch_add(1);
+    watches.notify_all();
+  }
+}
+
+enum class Drain { kRecv, kRecvMany };
+
+// Queues `backlog` messages, takes them all (none needs a watch), then
+// receives once more while a sender waits for that receive to start
+// watching before it sends. True if that watch was the deep one.
+bool watches_deep_after(std::size_t capacity, int backlog, Drain drain) {
+  deep_watches = 0;
+  short_watches = 0;
+  watches = 0;
+  auto [tx, rx] = leanchan::channel<int, 8>(capacity);
+  for (int i = 0; i < backlog; ++i) EXPECT_TRUE(tx.try_send(i).ok());
+  leanchan::internal::test_point_hook.store(&count);
+  if (drain == Drain::kRecv) {
+    for (int i = 0; i < backlog; ++i) EXPECT_EQ(rx.recv(), i);
+  } else {
+    std::vector<int> out;
+    EXPECT_EQ(rx.recv_many(out, 100), static_cast<std::size_t>(backlog));
+  }
+  EXPECT_EQ(watches.load(), 0);  // every one of them was there
+  std::thread sender([&tx] {
+    watches.wait(0);
+    EXPECT_TRUE(tx.send(99).ok());
+  });
+  EXPECT_EQ(rx.recv(), 99);
+  sender.join();
+  leanchan::internal::test_point_hook.store(nullptr);
+  EXPECT_EQ(deep_watches.load() + short_watches.load(), watches.load());
+  return deep_watches.load() > 0 && short_watches.load() == 0;
+}
+
+TEST(ReceiverWatch, ABacklogInADeepChannelSelectsTheDeepWatch) {
+  EXPECT_TRUE(watches_deep_after(1024, 3, Drain::kRecv));
+  EXPECT_TRUE(watches_deep_after(16, 2, Drain::kRecv));
+}
+
+TEST(ReceiverWatch, AMessageThatCameAloneKeepsTheDoublingWatch) {
+  EXPECT_FALSE(watches_deep_after(1024, 1, Drain::kRecv));
+}
+
+TEST(ReceiverWatch, AShallowChannelNeverWatchesDeep) {
+  EXPECT_FALSE(watches_deep_after(15, 3, Drain::kRecv));
+}
+
+TEST(ReceiverWatch, ABacklogDrainedByRecvManyCountsToo) {
+  EXPECT_TRUE(watches_deep_after(1024, 3, Drain::kRecvMany));
+}
+
+}  // namespace
