@@ -19,7 +19,8 @@
 # ("1 2 4"), PEERS_CAPACITIES ("1 16 1024"), PEERS_MESSAGES (unset: chosen
 # per row so that a run takes ~PEERS_TARGET_MS, 150, for the median design
 # and at most PEERS_MAX_MS, 1500, for the slowest), PEERS_PINGPONG (20000
-# round trips; 0 skips ping-pong), PEERS_DESIGNS (all), PEERS_TIMEOUT
+# round trips; 0 skips ping-pong), PEERS_SINGLE_MESSAGES (1048576, the
+# floor's single-thread runs), PEERS_DESIGNS (all), PEERS_TIMEOUT
 # (120 s per run), PEERS_BUILD_DIR (build-peers; also --build-dir=DIR),
 # PEERS_NO_INSTALL=1 (never call apt-get), PEERS_JOBS (build jobs, nproc),
 # PEERS_CARGO / PEERS_RUSTC (Rust toolchain; Debian's /usr/bin ones first).
@@ -49,6 +50,7 @@ sizes="${PEERS_SIZES:-8 24 128 1024}"
 producer_counts="${PEERS_PRODUCERS:-1 2 4}"
 capacities="${PEERS_CAPACITIES:-1 16 1024}"
 fixed_messages="${PEERS_MESSAGES:-}"
+single_messages="${PEERS_SINGLE_MESSAGES:-1048576}"
 target_ms="${PEERS_TARGET_MS:-150}"
 max_ms="${PEERS_MAX_MS:-1500}"
 pingpong_n="${PEERS_PINGPONG:-20000}"
@@ -62,7 +64,7 @@ task_capacities="${PEERS_TASK_CAPACITIES:-1 16}"
 sizes=${sizes//,/ }; producer_counts=${producer_counts//,/ }; capacities=${capacities//,/ }
 task_sizes=${task_sizes//,/ }; task_producer_counts=${task_producer_counts//,/ }
 task_capacities=${task_capacities//,/ }
-for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$target_ms" "$max_ms" \
+for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$single_messages" "$target_ms" "$max_ms" \
          "$pingpong_n" "$run_timeout" "$jobs" "$grid" "$tasks" $task_sizes $task_producer_counts $task_capacities; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "peers.sh: '$v' is not a number (check REPS / PEERS_*)" >&2; exit 2; }
 done
@@ -289,9 +291,12 @@ if ((${#task_designs[@]} > 0)); then
 fi
 total_rows=$((${#rows[@]} + ${#task_rows[@]}))
 ((pingpong_n > 0 && grid > 0)) && total_rows=$((total_rows + 1))
-# The floor's single-thread rows: one per size, for the leanchan bases.
+# The floor's single-thread rows: one per size, for the leanchan bases,
+# when the grid has capacity-1024 rows to set them against.
 single_sizes=()
-((grid > 0 && ${#bases[@]} > 0)) && read -r -a single_sizes <<<"$sizes"
+if ((grid > 0 && ${#bases[@]} > 0)) && [[ " $capacities " == *" 1024 "* ]]; then
+  read -r -a single_sizes <<<"$sizes"
+fi
 total_rows=$((total_rows + ${#single_sizes[@]}))
 ((pingpong_n > 0 && ${#task_designs[@]} > 0)) && total_rows=$((total_rows + 1))
 # The floor under every figure: one cache line moved between the two
@@ -399,7 +404,6 @@ pingpong_row() {
 # single_rows: each leanchan base alone on one thread, capacity 1024, per
 # size (leanchan-peer-bench --single): its own cost per message, the part
 # of the floor no cache line explains.
-single_messages=${PEERS_SINGLE_MESSAGES:-1048576}
 single_rows() {
   local s
   for s in "${single_sizes[@]}"; do
@@ -538,7 +542,8 @@ fi
 # message fills (size / 64) plus the design's single-thread cost; the
 # ping-pong's, two hand-offs. Ratio: the measured time over the floor.
 floor_table() {
-  local h line s b p single floor v worst key
+  local h line s b p single floor v worst
+  ((${#bases[@]} > 0)) || return 0
   h=$(printf '%s\n' "$handoff_before" "$handoff_after" | grep -v '^$' | sort -g | head -1)
   [ -n "$h" ] || return 0
   echo
@@ -548,7 +553,8 @@ floor_table() {
   echo "smaller hand-off probe above. A capacity-1024 row's floor is H times the"
   echo "share of a 64-byte line one message fills (size / 64) plus the design's"
   echo "own single-thread cost (one thread sending 1,024 messages and then"
-  echo "receiving them, --single; median of the runs); the ping-pong's is 2H."
+  echo "receiving them, --single; median of the runs); the ping-pong's is 2H"
+  echo "(its own single-thread cost left out, which makes that floor stricter)."
   echo "Measured: ns per message (1e9 / throughput) of the capacity-1024 rows,"
   echo "per producer count (the ping-pong: its round trip); ratio: the slowest"
   echo "of them over the floor (the goal: at most 2)."
