@@ -41,7 +41,9 @@ bool watches_deep_after(std::size_t capacity, int backlog, Drain drain) {
   deep_watches = 0;
   short_watches = 0;
   watches = 0;
-  auto [tx, rx] = leanchan::channel<int, 8>(capacity);
+  auto tx_rx = leanchan::channel<int, 8>(capacity);  // no structured binding: captured below
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   for (int i = 0; i < backlog; ++i) EXPECT_TRUE(tx.try_send(i).ok());
   leanchan::internal::test_point_hook.store(&count);
   if (drain == Drain::kRecv) {
