@@ -39,15 +39,14 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
   // Pauses between looks (doubling, or 64 each in the deep watch), then
   // yields: watching shared lines in a tight loop would slow the very
   // sender being waited for.
-  const SpinBudget& budget = deep ? kDeepReceiverWatch : kReceiverWatch;
-  if (&budget == &kDeepReceiverWatch) {
+  if (deep) {
     LEANCHAN_TEST_POINT(kReceiverWatchesDeep);
   } else {
     LEANCHAN_TEST_POINT(kReceiverWatchesShort);
   }
   int look = 0;
   bool found = false;
-  (void)watch(budget, [&] {
+  (void)watch(deep ? kDeepReceiverWatch : kReceiverWatch, [&] {
     found = ready(context);
     if (found) return true;
     return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);
