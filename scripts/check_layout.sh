@@ -36,7 +36,7 @@ for path in targets:
 # knows nothing of blocks, the receiver or the control block).
 levels = [
     ["export.h", "version.h"],
-    ["explore.h", "test_point.h", "list_lock.h", "fwd.h", "status.h"],
+    ["explore.h", "test_point.h", "list_lock.h", "fwd.h", "status.h", "position.h"],
     ["atomic.h"],
     ["futex.h", "spin_wait.h", "block.h", "wait_node.h", "lifetime.h", "permit_word.h"],
     ["waiter_queue.h"],

@@ -347,10 +347,8 @@ bool BlockList::unnumber_past_head_locked(const Locked& held, std::uint64_t inde
   // As release_if_drained_locked: a seq_cst RMW of the locked list word,
   // then the permits in use (a Dekker pair with a holder's covers()).
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
-  if (tail_position_.load(std::memory_order_seq_cst) != index ||
-      permits.permits_in_use() > taken) {
-    return false;
-  }
+  const PermitWord::Word word = permits.snapshot();
+  if (PermitWord::position_of(word) != index || PermitWord::used_of(word) > taken) return false;
   // relaxed: published by the unlock, which writes the head's tag into the
   // list word (a sender that needs the next block numbers a spare).
   tail_block_.store(head, std::memory_order_relaxed);
@@ -359,39 +357,37 @@ bool BlockList::unnumber_past_head_locked(const Locked& held, std::uint64_t inde
 }
 
 bool BlockList::release_if_drained_locked(const Locked&, std::uint64_t& index,
-                                          const BlockLayout& layout, const PermitWord& permits,
-                                          std::uint32_t taken,
-                                          Atomic<std::uint16_t>& returned_low,
+                                          const BlockLayout& layout, PermitWord& permits,
+                                          std::uint32_t taken, Atomic<std::uint16_t>& returned_low,
                                           std::size_t& freed) noexcept {
-  // The permits in use, read after a seq_cst RMW of the (locked) list
-  // word that changes nothing: the lock's own RMW is only acquire, which
-  // does not order the load after it on weak hardware. (A seq_cst fence
+  // The permit word, read (by jump_position's CAS) after a seq_cst RMW of
+  // the (locked) list word that changes nothing: the lock's own RMW is
+  // only acquire, which does not order the access after it on weak
+  // hardware. (A seq_cst fence
   // would do; ThreadSanitizer does not model fences.) A Dekker pair with a
   // permit holder's acquiring RMW on the permit word and its seq_cst load of the
   // list word (covers): if this load misses the holder's permit, this RMW
   // precedes the holder's load in the single total order, so that load
   // sees this locked word or a later one (the empty list that follows, or
   // a provider's), and the holder numbers its blocks itself under the
-  // lock. A permit this load sees may claim in the blocks it counted on:
+  // lock. A permit this CAS sees may claim in the blocks it counted on:
   // keep them all.
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
-  if (tail_position_.load(std::memory_order_seq_cst) != index ||
-      permits.permits_in_use() > taken) {
-    return false;
-  }
   // No permit is in use (but the receiver's `taken`, which the caller gives
-  // back after this position), so no position is claimed or can be before this
-  // lock is released (a claim needs a permit, and a permit holder this load
-  // missed provides under the lock): a plain store moves the claim counter
-  // to the end of index's block (seq_cst, as claim_position), and every
-  // block goes.
+  // back after this position) and nothing is claimed past `index`: one CAS
+  // checks both and moves the claim position to the next block boundary,
+  // so no permit can be taken in between. A permit holder this missed
+  // provides under the lock. The position always moves (the boundary is
+  // after `index` even when `index` is one): a fast send
+  // (ChannelOps::try_send_fast) that checked the blocks before this lock
+  // then fails its CAS on the word and looks again.
   const std::uint64_t slots = layout.slots;
-  const std::uint64_t boundary = (index + slots - 1) / slots * slots;
-  if (boundary != index) tail_position_.store(boundary, std::memory_order_seq_cst);
+  const std::uint64_t boundary = Positions::next_boundary(index, slots);
+  if (!permits.jump_position(index, taken, boundary)) return false;
   // seq_cst: a permit holder this critical section did not count (it
-  // acquired after the load of the permits above) reads this position or
+  // acquired after the CAS above) reads this position or
   // a later one (its seq_cst load comes later in the single total order),
-  // and then a claim counter at least this large; if it read the position
+  // and then a claim position at least this large; if it read the position
   // before this store instead, the list word it reads next is locked, or
   // the empty list's (which covers no block its stale view can name), or
   // one written by a sender that counted its permit with a fresh view.

@@ -21,7 +21,7 @@ bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noex
   // position is the receiver's (`receiver_index`): no lock then. (A stale
   // read of it is older, hence smaller: never a false "nothing owed".)
   const bool senderless = state.lifetime_.senders() == 0;
-  std::uint32_t word = state.semaphore_.word().load_for_end_check();
+  PermitWord::Word word = state.semaphore_.word().load_for_end_check();
   if (!senderless && (word & PermitWord::kClosedBit) == 0) return false;
   if (PermitWord::used_of(word) == 0) return true;
   // relaxed: see above; written under the lock.

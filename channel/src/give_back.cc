@@ -2,6 +2,7 @@
 // Giving permits back (leanchan/internal/give_back.h).
 #include "leanchan/internal/give_back.h"
 
+#include "leanchan/internal/position.h"
 #include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
@@ -57,7 +58,7 @@ WaitNode* GiveBack::give_back_taken_locked(ChannelState& state, const Locked& he
 }
 
 BlockHeader* GiveBack::finish_block(ChannelState& state, std::uint64_t block_number,
-                                    const BlockLayout& layout) noexcept {
+                                    const BlockLayout& layout, std::uint64_t& index) noexcept {
   BlockList& blocks = state.blocks_;
   const Locked held = blocks.lock();
   BlockHeader* head = blocks.finish_block_locked(held, block_number, layout, state.keep(layout),
@@ -66,19 +67,22 @@ BlockHeader* GiveBack::finish_block(ChannelState& state, std::uint64_t block_num
   // (at least the last slot's, which the receiver never counts) are this
   // thread's to give back once the position below says so; nobody else
   // can count them after it. relaxed load: written only under the lock.
-  const auto end = static_cast<std::uint16_t>((block_number + 1) * layout.slots);
+  // `index` is the receiver's next position: the block's end.
+  auto end = static_cast<std::uint16_t>(index);
   const auto owed =
       static_cast<std::uint16_t>(end - state.returned_low_.load(std::memory_order_relaxed));
   // Retention::kKeepNone: if that leaves nothing queued and no other
   // permit in use, every block goes first (release_if_drained's work, here
   // so that these permits go back after it: a holder of one could
   // otherwise keep the block alive).
+  // The release moves the receiver's index (and the returned position) on
+  // to the next block boundary.
   if (state.keeps_none()) {
-    std::uint64_t index = (block_number + 1) * layout.slots;
     std::size_t freed = 0;
     if (blocks.release_if_drained_locked(held, index, layout, state.semaphore_.word(), owed,
                                          state.returned_low_, freed)) {
       head = nullptr;
+      end = static_cast<std::uint16_t>(index);
     }
   }
   // The position and the permits change in one locked step, so provide
@@ -132,7 +136,7 @@ std::uint64_t GiveBack::release_if_drained(ChannelState& state, std::uint64_t in
                                            const BlockLayout& layout, std::size_t& freed) noexcept {
   BlockList& blocks = state.blocks_;
   // A cheap look first: a sender claimed past the receiver.
-  if (blocks.tail_position() != index) return index;
+  if (state.claimed_position() != index) return index;
   const Locked held = blocks.lock();
   std::uint16_t position = 0;
   // relaxed: returned_low_ is written only under the lock.

@@ -7,7 +7,7 @@
 namespace leanchan::internal {
 
 PermitOutcome PermitWord::try_acquire(std::uint32_t count, std::uint32_t capacity) noexcept {
-  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  Word word = word_.load(std::memory_order_relaxed);
   for (;;) {
     if ((word & kClosedBit) != 0) return PermitOutcome::kClosed;
     // A waiting sender owns every slot that frees (FIFO hand-off).
@@ -32,7 +32,7 @@ PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
   // One CAS both checks the word and sets the waiting bit: a release either
   // ran before it (and this CAS sees the freed slot) or after it (and sees
   // the bit, so it takes the lock and hands the slot to the queue).
-  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  Word word = word_.load(std::memory_order_relaxed);
   for (;;) {
     if ((word & kClosedBit) != 0) return {PermitOutcome::kClosed, 0};
     const std::uint32_t used = used_of(word);
@@ -57,7 +57,7 @@ PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
 }
 
 bool PermitWord::room_or_closed_else_mark_waiting(std::uint32_t capacity) noexcept {
-  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  Word word = word_.load(std::memory_order_relaxed);
   for (;;) {
     if ((word & kClosedBit) != 0 || ((word & kSendersWaitBit) == 0 && used_of(word) < capacity)) {
       return true;  // closed, or room now: look again
@@ -70,7 +70,7 @@ bool PermitWord::room_or_closed_else_mark_waiting(std::uint32_t capacity) noexce
 }
 
 bool PermitWord::closed_else_mark_watched() noexcept {
-  std::uint32_t word = word_.load(std::memory_order_relaxed);
+  Word word = word_.load(std::memory_order_relaxed);
   do {
     if ((word & kClosedBit) != 0) return true;
     // relaxed: under the lock, as room_or_closed_else_mark_waiting.

@@ -14,10 +14,10 @@ bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexc
   const Locked held = blocks.lock();
   const std::uint32_t permits = state.semaphore_.word().permits_in_use();  // seq_cst, as above
   const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
-  const std::uint64_t claimed = blocks.tail_position();
+  const std::uint64_t claimed = state.claimed_position();
   const std::uint64_t returned =
       returned_position(low, claimed, blocks.receiver_tag_locked(held), layout.slots);
-  const std::uint64_t last = returned + permits - 1;
+  const std::uint64_t last = Positions::add(returned, permits - 1, layout.slots);
   const bool ok = blocks.extend_locked(held, block_tag(last / layout.slots), layout,
                                        state.semaphore_.senders_wait());
   blocks.unlock(held);

@@ -143,7 +143,7 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
   // try_acquire fails.
   if (outcome == PermitOutcome::kFull && !expired) {
     (void)watch(kFullBoundWatch, [&] {
-      const std::uint32_t word = word_.peek();
+      const PermitWord::Word word = word_.peek();
       if ((word & PermitWord::kSendersWaitBit) != 0) return true;  // others queue: join them
       if (PermitWord::used_of(word) + count <= capacity() || (word & PermitWord::kClosedBit) != 0) {
         outcome = word_.try_acquire(count, capacity());
@@ -325,7 +325,7 @@ void Semaphore::close(const ListLock& lock) noexcept {
   // waiting bits: a waiter queues only with a CAS that sees the word open,
   // so either it queued before (and its bit is seen here) or it sees the
   // closed bit.
-  const std::uint32_t old = word_.close();
+  const PermitWord::Word old = word_.close();
   if ((old & (PermitWord::kSendersWaitBit | PermitWord::kClosedWatchBit)) == 0) return;
   const Locked held = lock.lock();
   WaitNode* woken = waiters_.take_all_but_receive();
@@ -354,7 +354,7 @@ RoomStatus Semaphore::arm_send(WaitNode* node, const ListLock& lock,
   if (explore::mutant() == 1) {
     // The explorer's self-test: link under the lock, announce after it (as
     // the first waiting layer counted armed notifiers outside the lock).
-    const std::uint32_t word = word_.peek();
+    const PermitWord::Word word = word_.peek();
     if ((word & PermitWord::kClosedBit) != 0 ||
         ((word & PermitWord::kSendersWaitBit) == 0 && PermitWord::used_of(word) < capacity())) {
       lock.unlock(held);

@@ -218,7 +218,8 @@ class Receiver {
 
   // Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
-    return static_cast<std::size_t>(state()->blocks().tail_position() - cursor_.index);
+    return static_cast<std::size_t>(
+        internal::Positions::distance(state()->claimed_position(), cursor_.index, cursor_.slots));
   }
   bool is_empty() const noexcept { return len() == 0; }
   // True once close() was called or every Sender and Permit is gone (no
@@ -291,8 +292,9 @@ class Receiver {
     if (internal::Ending::is_finished(state, cursor_.index)) {
       return Ops::try_take(state, cursor_, out) ? PollStatus::kOk : PollStatus::kDisconnected;
     }
-    return state.blocks().tail_position() > cursor_.index + 1 ? PollStatus::kBusy
-                                                              : PollStatus::kEmpty;
+    return internal::Positions::distance(state.claimed_position(), cursor_.index, cursor_.slots) > 1
+               ? PollStatus::kBusy
+               : PollStatus::kEmpty;
   }
 
   // Room for at least one more element, growing geometrically but never

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
-// leanchan/internal/block_list.h: the list of blocks messages live in, and
-// the claim counter that hands out their positions (docs/design.md
+// leanchan/internal/block_list.h: the list of blocks messages live in
+// (their positions come from the permit word: permit_word.h; docs/design.md
 // "Sending", "Receiving", "Recycling", "Memory reclamation while senders
 // walk the list"). Part of the 64-byte control block (channel_state.h).
 //
 // Fields (who writes / who reads):
-//   tail_position_  senders fetch_add (claim_position) / receiver, len()
 //   tail_block_     list-lock holder / senders' seqlock read
 //                   (tail_if_numbered)
 //   list_word_      list-lock holder / senders' seqlock read and
@@ -61,14 +60,7 @@ struct Keep {
 class LEANCHAN_API BlockList : public ListLock {
  public:
   // ---- Senders --------------------------------------------------------------
-  std::uint64_t claim_position() noexcept {
-    // seq_cst: the RMW makes each index unique; seq_cst puts the claim in the
-    // single total order before this sender's load of the receiver's signal
-    // (ReceiverSignal::notify), so a receiver that announced its wait and
-    // then read tail_position either sees this claim or is seen by this
-    // sender.
-    return tail_position_.fetch_add(1, std::memory_order_seq_cst);
-  }
+  // (A sender claims its position from the permit word: PermitWord::claim.)
   // The tail block if it is numbered `tag`, read without the lock
   // (seqlock); null if the lock is held, the tail differs, or none exists.
   BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
@@ -95,11 +87,6 @@ class LEANCHAN_API BlockList : public ListLock {
     // acquire: pairs with the release store of the sender that installed the
     // first block, so the receiver sees that block's header initialised.
     return head_.load(std::memory_order_acquire);
-  }
-  std::uint64_t tail_position() const noexcept {
-    // seq_cst: the receiver's "nothing claimed" check is part of the
-    // re-check after announcing a wait; see claim_position.
-    return tail_position_.load(std::memory_order_seq_cst);
   }
   // Makes head_ the block numbered `block_number` if it exists,
   // retiring fully consumed blocks before it; null if it is not there yet.
@@ -148,15 +135,17 @@ class LEANCHAN_API BlockList : public ListLock {
   // takes the lock and calls this). `index` is the receiver's next
   // position. Under the lock: if nothing is claimed at or after it and no
   // permit is in use but the `taken` slots the receiver took and has not
-  // given back (owed_locked), moves the claim counter to the end of
-  // index's block, tells senders that permits went back up to there
+  // given back (owed_locked), moves the claim position to the start of
+  // the block after index's (PermitWord::jump_position: always a move, so
+  // that a sender whose view of the list predates the release fails its
+  // CAS on the word), tells senders that permits went back up to there
   // (`returned_low`, its low 16 bits; Provisioning::last_position_bound)
   // and frees every block, spares included; the caller then gives the
   // `taken` permits back before it unlocks. True if it released: `index`
-  // is then the block boundary; adds the blocks freed to `freed`.
+  // is then that boundary; adds the blocks freed to `freed`.
   // O(blocks freed).
   bool release_if_drained_locked(const Locked& held, std::uint64_t& index,
-                                 const BlockLayout& layout, const PermitWord& permits,
+                                 const BlockLayout& layout, PermitWord& permits,
                                  std::uint32_t taken, Atomic<std::uint16_t>& returned_low,
                                  std::size_t& freed) noexcept;
   // The same without the lock (Provisioning::last_position_bound). relaxed:
@@ -189,6 +178,15 @@ class LEANCHAN_API BlockList : public ListLock {
     // relaxed: a snapshot (Sender::weak_count).
     return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
   }
+
+#if defined(LEANCHAN_TEST_POINTS)
+  // A new channel whose positions start at block `tag` (test_start_position):
+  // the receiver's block, and the empty list's tag two before it.
+  void start_at_for_test(std::uint32_t tag) noexcept {
+    rx_block_word_.store(tag, std::memory_order_relaxed);
+    list_word_.store(((tag - 2) & kTagMask) << 2, std::memory_order_relaxed);
+  }
+#endif
 
   // ---- The last handle, and memory_usage --------------------------------------
   // The last handle (no other thread left), and the receiver's hint that
@@ -230,7 +228,6 @@ class LEANCHAN_API BlockList : public ListLock {
   std::size_t live_blocks_locked(const Locked& held) const noexcept;
   std::size_t numbered_blocks_locked(const Locked& held) const noexcept;  // head .. tail
 
-  Atomic<std::uint64_t> tail_position_{0};
   Atomic<BlockHeader*> tail_block_{nullptr};
   // An empty list: the tag two before block 0 (see ListLock::unlock).
   mutable Atomic<std::uint32_t> list_word_{(kTagMask - 1) << 2};
@@ -238,7 +235,7 @@ class LEANCHAN_API BlockList : public ListLock {
   Atomic<BlockHeader*> head_{nullptr};
 };
 
-static_assert(sizeof(BlockList) == 32, "leanchan: the block list is four words and two halves");
+static_assert(sizeof(BlockList) == 24, "leanchan: the block list is two words and two halves");
 
 }  // namespace leanchan::internal
 

@@ -16,6 +16,7 @@
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/ending.h"
 #include "leanchan/internal/give_back.h"
+#include "leanchan/internal/position.h"
 #include "leanchan/internal/provisioning.h"
 #include "leanchan/internal/spin_wait.h"
 
@@ -101,7 +102,7 @@ struct ChannelOps {
   static void push(ChannelState& state, T&& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     BlockList& blocks = state.blocks();
-    const std::uint64_t position = blocks.claim_position();
+    const std::uint64_t position = state.claim_position();
     const auto [number, slot] = place(position, block_slots);
     BlockHeader* block = blocks.tail_if_numbered(block_tag(number));  // lock-free
     if (block == nullptr) block = blocks.open_block(number, layout(state, block_slots));
@@ -114,7 +115,7 @@ struct ChannelOps {
 
   // The receiver's own view, kept in its handle so that taking a message
   // reads nothing from the shared control line but what it must: the next
-  // position, the head block it reads (refreshed whenever the receiver
+  // position (modulo M, position.h), the head block it reads (refreshed whenever the receiver
   // itself changes it, or finds it missing), the slots per block, and the
   // two facts release_when_empty asks: whether the channel keeps no block (a
   // constant, asked after nearly every message when the receiver keeps up)
@@ -142,7 +143,8 @@ struct ChannelOps {
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
     const bool deep = state.capacity() >= kDeepReceiverCapacity;
-    return {0, nullptr, slots(state), state.keeps_none(), false, deep, 0};
+    // The claim position of a new channel (0, or where a test started it).
+    return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, deep, 0};
   }
   // The watch a blocking receive that found nothing uses: the deep one in a
   // deep channel whose last watch was followed by a run of two messages or
@@ -182,7 +184,7 @@ struct ChannelOps {
     // (A claim that races this load is seen by the re-check after the
     // receiver announces a wait.)
     BlockList& blocks = state.blocks();
-    if (cursor.index == blocks.tail_position()) return nullptr;
+    if (cursor.index == state.claimed_position()) return nullptr;
     const BlockLayout block_layout = layout(state, cursor.slots);
     block = blocks.advance_head(number, block_layout, state.keep(block_layout),
                                 state.semaphore().word());
@@ -217,12 +219,12 @@ struct ChannelOps {
     T* stored = std::launder(Shape::slot(block, slot));
     out.emplace(std::move(*stored));
     stored->~T();
-    cursor.index = index + 1;
+    cursor.index = Positions::next(index, block_slots);
     const bool last_slot = slot == block_slots - 1;
     bool wanted = false;
     if (last_slot) {
       // Which also gives back the block's permits.
-      cursor.head = GiveBack::finish_block(state, number, layout(state, block_slots));
+      cursor.head = GiveBack::finish_block(state, number, layout(state, block_slots), cursor.index);
       refresh_spare(state, cursor);
     } else {
       // The slot's permit is not given back now: it is counted in the
@@ -242,7 +244,7 @@ struct ChannelOps {
     // other policies go when the receiver finds the channel empty
     // (release_when_empty), not at every momentary drain.
     if (cursor.keeps_none && !last_slot && (bits & (std::uint32_t{2} << slot)) == 0 &&
-        index + 1 == state.blocks().tail_position()) {
+        cursor.index == state.claimed_position()) {
       (void)release_if_drained(state, cursor);
     }
     // A sender waits: the permits go back now (after the block work, as
@@ -269,14 +271,14 @@ struct ChannelOps {
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
     BlockList& blocks = state.blocks();
     if (cursor.keeps_none) {
-      if (cursor.index == blocks.tail_position() && blocks.head() != nullptr) {
+      if (cursor.index == state.claimed_position() && blocks.head() != nullptr) {
         (void)release_if_drained(state, cursor);
       }
       return;
     }
     const bool numbered_past = blocks.tail_block() != cursor.head;
     if (!cursor.spare_to_free && !numbered_past) return;
-    if (cursor.index != blocks.tail_position()) return;
+    if (cursor.index != state.claimed_position()) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
     if (numbered_past) {
       // Blocks are numbered past the receiver's with nothing claimed in
@@ -339,7 +341,7 @@ struct ChannelOps {
     if (block != nullptr && block->tag(std::memory_order_relaxed) == block_tag(number)) {
       return (block->ready.load(std::memory_order_relaxed) & (std::uint32_t{1} << slot)) != 0;
     }
-    return state.blocks().tail_position() != cursor.index;
+    return state.claimed_position() != cursor.index;
   }
 
   static void release_handle(ChannelState* state) noexcept {

@@ -6,10 +6,11 @@
 // describes the algorithm by these parts' function names.
 //
 //   offset  part         what (header)
-//   0       blocks_      the claim counter, the block list and the list
-//                        lock (block_list.h, list_lock.h)
-//   32      semaphore_   the waiting layer: the permit word, the capacity
-//                        and the waiter queue (semaphore.h)
+//   0       blocks_      the block list and the list lock (block_list.h,
+//                        list_lock.h)
+//   24      semaphore_   the waiting layer: the permit word (which also
+//                        hands out positions), the capacity and the
+//                        waiter queue (semaphore.h, permit_word.h)
 //   48      signal_      the receiver's wait word and notifier
 //                        (receiver_signal.h)
 //   52      lifetime_    the sender and handle counts (lifetime.h)
@@ -34,10 +35,14 @@
 #include "leanchan/internal/block_list.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/lifetime.h"
+#include "leanchan/internal/position.h"
 #include "leanchan/internal/receiver_signal.h"
 #include "leanchan/internal/semaphore.h"
 #include "leanchan/internal/wait_node.h"
 #include "leanchan/status.h"
+#if defined(LEANCHAN_TEST_POINTS)
+#include "leanchan/internal/test_point.h"  // not installed: the test-points build only
+#endif
 
 namespace leanchan::internal {
 
@@ -130,6 +135,13 @@ class LEANCHAN_API ChannelState {
   const Lifetime& lifetime() const noexcept { return lifetime_; }
   const Semaphore& semaphore() const noexcept { return semaphore_; }
 
+  // ---- Positions (position.h) -------------------------------------------------
+  // A permit holder claims the next position (PermitWord::claim).
+  std::uint64_t claim_position() noexcept { return semaphore_.word().claim(slots()); }
+  // The claim position: every position before it is claimed (seq_cst, the
+  // receiver's re-check: PermitWord::claimed).
+  std::uint64_t claimed_position() const noexcept { return semaphore_.word().claimed(); }
+
   // ---- Sending: permits (the waiting layer, joined to the give-back) --------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
   // kFull whenever a sender waits in the queue: freed slots are theirs.
@@ -218,7 +230,15 @@ class LEANCHAN_API ChannelState {
       : semaphore_(capacity, watch),
         kept_blocks_(static_cast<std::uint8_t>(retention.blocks())),
         shape_(static_cast<std::uint8_t>(slots | (has_resource ? kHasResource : 0) |
-                                         (registered ? kRegistered : 0))) {}
+                                         (registered ? kRegistered : 0))) {
+#if defined(LEANCHAN_TEST_POINTS)
+    const std::uint64_t start = test_start_position.load(std::memory_order_relaxed) %
+                                Positions::modulus(slots) / slots * slots;
+    semaphore_.word().start_at_for_test(start);
+    blocks_.start_at_for_test(block_tag(start / slots));
+    returned_low_.store(static_cast<std::uint16_t>(start), std::memory_order_relaxed);
+#endif
+  }
 
   static constexpr std::uint8_t kSlotsMask = 0x3F;
   static constexpr std::uint8_t kRegistered = 0x40;
@@ -228,8 +248,8 @@ class LEANCHAN_API ChannelState {
   void leave_registry_slow() noexcept;
 
   // The parts, laid out so that the words every message touches come first.
-  BlockList blocks_;                // positions, blocks, the list lock
-  Semaphore semaphore_;             // the permit word, the capacity, the waiters
+  BlockList blocks_;                // blocks, the list lock
+  Semaphore semaphore_;             // the permit word and positions, the capacity, the waiters
   ReceiverSignal signal_;           // the receiver's wait and notifier
   Lifetime lifetime_;               // sender and handle counts
   const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain
@@ -253,7 +273,7 @@ struct ControlBlockLayout {
   static constexpr std::size_t kLifetime = offsetof(ChannelState, lifetime_);
   static constexpr std::size_t kReturnedLow = offsetof(ChannelState, returned_low_);
 };
-static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kSemaphore == 32 &&
+static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kSemaphore == 24 &&
                   ControlBlockLayout::kSignal == 48 && ControlBlockLayout::kLifetime == 52 &&
                   ControlBlockLayout::kReturnedLow == 62,
               "leanchan: the control block's parts moved (docs/design.md, 'Control block')");

@@ -41,12 +41,14 @@ class LEANCHAN_API GiveBack {
   static void collect_owed_locked(ChannelState& state, const Locked& held,
                                   bool raise_want) noexcept;
 
-  // The receiver took the last slot of block `block_number`: under the
-  // lock, retires it (or keeps it for reuse) and then gives back the
-  // permits of its slots not given back yet (after the block work: keeps
-  // the ceil(C/b)+1 bound). Returns the head afterwards.
+  // The receiver took the last slot of block `block_number` and its next
+  // position is `index` (the block's end): under the lock, retires the
+  // block (or keeps it for reuse) and then gives back the permits of its
+  // slots not given back yet (after the block work: keeps the ceil(C/b)+1
+  // bound). Returns the head afterwards; under Retention::kKeepNone a
+  // release (release_if_drained) may have moved `index` on.
   static BlockHeader* finish_block(ChannelState& state, std::uint64_t block_number,
-                                   const BlockLayout& layout) noexcept;
+                                   const BlockLayout& layout, std::uint64_t& index) noexcept;
   // Frees every block not needed for a message, if the channel is drained
   // at `index` (the permits the receiver owes aside, which go back in the
   // same locked step as the position moves); returns the receiver's index

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
-// leanchan/internal/permit_word.h: the permit word, the one 32-bit word that
-// bounds a channel and that every send touches (docs/design.md "Sending" and
-// "The waiter queue"). Part of the waiting layer (semaphore.h).
+// leanchan/internal/permit_word.h: the permit word, the one 64-bit word that
+// bounds a channel and hands out message positions: every send changes it
+// (docs/design.md "Sending" and "The waiter queue"). Part of the waiting
+// layer (semaphore.h).
 //
-//   bits [31..3] slots in use: queued messages, outstanding permits, and
-//                slots already handed to waiting senders
-//        [2]     closed watchers wait in the queue
-//        [1]     senders wait in the queue
-//        [0]     closed
+//   bits [63..29] the claim position: the next position a message gets,
+//                 modulo M (position.h)
+//        [28..3]  slots in use: queued messages, outstanding permits, and
+//                 slots already handed to waiting senders
+//        [2]      closed watchers wait in the queue
+//        [1]      senders wait in the queue
+//        [0]      closed
 //
 // Invariants:
 // - Bits 1 and 2 change only under the channel's list lock, in the same
@@ -16,6 +19,9 @@
 // - Invariant Q: while bit 1 is set no slot is free (used == capacity), so
 //   a freed slot can only go to a waiting sender.
 // - Bit 0 is never cleared.
+// - The claim position moves only forward: by one per claim (claim), or to
+//   a later block boundary when the receiver releases the drained list
+//   (jump_position). Every other RMW keeps it.
 //
 // This type holds the word and its operations; the protocol that moves
 // slots to waiters (hand-off, cancellation, close) is the Semaphore's,
@@ -27,6 +33,7 @@
 
 #include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/position.h"
 
 namespace leanchan::internal {
 
@@ -38,11 +45,18 @@ enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, 
 
 class LEANCHAN_API PermitWord {
  public:
-  static constexpr std::uint32_t kClosedBit = 1;
-  static constexpr std::uint32_t kSendersWaitBit = 2;
-  static constexpr std::uint32_t kClosedWatchBit = 4;
-  static constexpr std::uint32_t kUsedUnit = 8;
-  static constexpr std::uint32_t used_of(std::uint32_t word) noexcept { return word / kUsedUnit; }
+  using Word = std::uint64_t;
+  static constexpr Word kClosedBit = 1;
+  static constexpr Word kSendersWaitBit = 2;
+  static constexpr Word kClosedWatchBit = 4;
+  static constexpr Word kUsedUnit = 8;
+  static constexpr unsigned kPositionShift = 29;
+  static constexpr Word kPositionUnit = Word{1} << kPositionShift;
+  static constexpr Word kLowMask = kPositionUnit - 1;  // the flags and the slots in use
+  static constexpr std::uint32_t used_of(Word word) noexcept {
+    return static_cast<std::uint32_t>((word & kLowMask) / kUsedUnit);
+  }
+  static constexpr std::uint64_t position_of(Word word) noexcept { return word >> kPositionShift; }
 
   // ---- Lock-free --------------------------------------------------------------
   // Takes `count` slots if they are free and nobody waits.
@@ -50,7 +64,7 @@ class LEANCHAN_API PermitWord {
   // Gives `count` slots back to the free count if nobody waits; false (and
   // nothing done) if a sender waits: the caller hands them over instead.
   bool try_release(std::uint32_t count) noexcept {
-    std::uint32_t word = word_.load(std::memory_order_relaxed);
+    Word word = word_.load(std::memory_order_relaxed);
     while ((word & kSendersWaitBit) == 0) {
       // seq_cst: release half: the receiver's block work before this release
       // happens before the next holder's block work (see try_acquire).
@@ -74,12 +88,10 @@ class LEANCHAN_API PermitWord {
   }
   // The receiver's end check (Ending::is_finished): seq_cst, as its re-check
   // after announcing a wait.
-  std::uint32_t load_for_end_check() const noexcept {
-    return word_.load(std::memory_order_seq_cst);
-  }
+  Word load_for_end_check() const noexcept { return word_.load(std::memory_order_seq_cst); }
   // Sets the closed bit; returns the word before. seq_cst: pairs with the
   // receiver's end check; one RMW both closes and reads the waiting bits.
-  std::uint32_t close() noexcept { return word_.fetch_or(kClosedBit, std::memory_order_seq_cst); }
+  Word close() noexcept { return word_.fetch_or(kClosedBit, std::memory_order_seq_cst); }
   // Slots in use now. seq_cst: the provisioning check (provisioning.h) is a
   // Dekker pair: a permit holder's acquiring RMW, then its load of the
   // published block count; the receiver's publication of a lower count,
@@ -87,8 +99,13 @@ class LEANCHAN_API PermitWord {
   std::uint32_t permits_in_use() const noexcept {
     return used_of(word_.load(std::memory_order_seq_cst));
   }
+  // The whole word, seq_cst: the receiver's check, under the list lock,
+  // that nothing is claimed past its index and no permit is out
+  // (BlockList::unnumber_past_head_locked: the Dekker pair with a permit
+  // holder's check of the list, as jump_position's).
+  Word snapshot() const noexcept { return word_.load(std::memory_order_seq_cst); }
   // A relaxed look, for the bounded watching before queueing.
-  std::uint32_t peek() const noexcept { return word_.load(std::memory_order_relaxed); }
+  Word peek() const noexcept { return word_.load(std::memory_order_relaxed); }
   // Bit 1, as a list-lock holder sees it (it changes only under the lock,
   // so the relaxed look is exact there; elsewhere it is a hint).
   bool senders_wait() const noexcept { return (peek() & kSendersWaitBit) != 0; }
@@ -116,14 +133,14 @@ class LEANCHAN_API PermitWord {
   // and returns how many slots they held), so no grant outlives a close.
   template <class Withdraw>
   void settle(std::uint32_t count, bool senders_wait, Withdraw withdraw) noexcept {
-    std::uint32_t word = word_.load(std::memory_order_relaxed);
+    Word word = word_.load(std::memory_order_relaxed);
     bool withdrawn = false;
     for (;;) {
       if ((word & kClosedBit) != 0 && !withdrawn) {
         count += withdraw();
         withdrawn = true;
       }
-      const std::uint32_t next =
+      const Word next =
           ((word - count * kUsedUnit) & ~kSendersWaitBit) | (senders_wait ? kSendersWaitBit : 0);
       // seq_cst: as try_release.
       if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
@@ -135,12 +152,64 @@ class LEANCHAN_API PermitWord {
   // close() found waiters and woke them all: their partial grants go back
   // and both waiting bits clear.
   void finish_close(std::uint32_t returned) noexcept {
-    std::uint32_t word = word_.load(std::memory_order_relaxed);
+    Word word = word_.load(std::memory_order_relaxed);
     while (!word_.compare_exchange_weak(
         word, (word - returned * kUsedUnit) & ~(kSendersWaitBit | kClosedWatchBit),
         std::memory_order_seq_cst, std::memory_order_relaxed)) {
     }
   }
+
+  // ---- Positions --------------------------------------------------------------
+  // Claims the next position for a holder of a permit (blocks of `slots`
+  // slots): returns it and moves the field on, modulo M. Each claim is
+  // unique, and one sender's claims are in order (per-sender FIFO).
+  std::uint64_t claim(std::uint64_t slots) noexcept {
+    Word word = word_.load(std::memory_order_relaxed);
+    for (;;) {
+      const std::uint64_t position = position_of(word);
+      const Word next = (word & kLowMask) | Positions::next(position, slots) << kPositionShift;
+      // seq_cst: puts the claim in the single total order before this
+      // sender's load of the receiver's signal (ReceiverSignal::notify),
+      // so a receiver that announced its wait and then read the claim
+      // position either sees this claim or is seen by this sender.
+      if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed)) {
+        return position;
+      }
+    }
+  }
+  // The claim position: every position before it (modulo M) is claimed.
+  // seq_cst: the receiver's "nothing claimed" check is part of its re-check
+  // after announcing a wait (see claim).
+  std::uint64_t claimed() const noexcept {
+    return position_of(word_.load(std::memory_order_seq_cst));
+  }
+  // Under the list lock, the receiver releasing a drained list: if the
+  // claim position is `index` and at most `taken` slots are in use (the
+  // receiver's own takes, not given back yet), moves it to `boundary` in
+  // the same CAS, so that no permit can be taken and no position claimed
+  // in between; false (nothing changed) otherwise. seq_cst: as claim, and
+  // the receiver's half of the Dekker pair with a permit holder's check
+  // of the list (BlockList::release_if_drained_locked).
+  bool jump_position(std::uint64_t index, std::uint32_t taken, std::uint64_t boundary) noexcept {
+    Word word = word_.load(std::memory_order_seq_cst);
+    for (;;) {
+      if (position_of(word) != index || used_of(word) > taken) return false;
+      const Word next = (word & kLowMask) | boundary << kPositionShift;
+      if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
+                                      std::memory_order_seq_cst)) {
+        return true;
+      }
+    }
+  }
+
+#if defined(LEANCHAN_TEST_POINTS)
+  // A new channel's first position (test_start_position), before any
+  // other thread can see the word.
+  void start_at_for_test(std::uint64_t position) noexcept {
+    word_.store(position << kPositionShift, std::memory_order_relaxed);
+  }
+#endif
 
 #if defined(LEANCHAN_EXPLORE)
   // The explorer's self-test only (internal/explore.h, mutants): the two
@@ -150,10 +219,12 @@ class LEANCHAN_API PermitWord {
 #endif
 
  private:
-  Atomic<std::uint32_t> word_{0};
+  Atomic<Word> word_{0};
 };
 
-static_assert(sizeof(PermitWord) == 4, "leanchan: the permit word is one word");
+static_assert(sizeof(PermitWord) == 8, "leanchan: the permit word is one word");
+static_assert(PermitWord::used_of(PermitWord::kLowMask) >= (std::uint32_t{1} << 25) - 1,
+              "leanchan: the slots in use must count to kMaxCapacity and beyond");
 
 }  // namespace leanchan::internal
 

@@ -17,6 +17,7 @@
 #include "leanchan/export.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/position.h"
 
 namespace leanchan::internal {
 
@@ -34,21 +35,27 @@ class LEANCHAN_API Provisioning {
     // the caller numbers); then the returned position: its acquire half
     // pairs with the giver's store, which happens after the claims of the
     // positions it covers (the receiver's release add, the giver's acquire
-    // read of it: BlockList::owed_locked), so the claim counter read next
+    // read of it: BlockList::owed_locked), so the claim position read next
     // is at least that position; seq_cst orders it after this holder's
-    // permit and against release_if_drained's store (see there).
+    // permit and against release_if_drained's store (see there). All
+    // positions modulo M (position.h).
     const std::uint32_t permits = state.semaphore_.word().permits_in_use();
     const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
-    const std::uint64_t claimed = state.blocks_.tail_position();
+    const std::uint64_t claimed = state.claimed_position();
+    const std::uint64_t slots = state.slots();
     const std::uint64_t behind = (claimed - low) & 0xFFFF;
-    if (permits < 0xFFFF && behind <= permits) return claimed - behind + permits - 1;
+    if (permits < 0xFFFF && behind <= permits) {
+      const std::uint64_t returned =
+          claimed >= behind ? claimed - behind : claimed + Positions::modulus(slots) - behind;
+      return Positions::add(returned, permits - 1, slots);
+    }
     // The block word is read after the position that the same giver
     // published after it (or before it: release_if_drained, where the
     // boundary lies at the end of the older block), so it names the
     // returned position's block or a later one: a later one only makes
     // the bound larger.
-    return returned_position(low, claimed, state.blocks_.receiver_tag(), state.slots()) + permits -
-           1;
+    return Positions::add(returned_position(low, claimed, state.blocks_.receiver_tag(), slots),
+                          permits - 1, slots);
   }
   // Under the lock: numbers blocks (allocating if need be) until the one
   // holding the last position a permit in use can be given exists. False
@@ -63,13 +70,17 @@ class LEANCHAN_API Provisioning {
   // gives a larger value, never a smaller one.
   static std::uint64_t returned_position(std::uint64_t low, std::uint64_t claimed,
                                          std::uint32_t receiver_tag, std::uint64_t slots) noexcept {
+    // Block numbers run modulo 2^30 (position.h); tags are their low bits.
+    constexpr std::uint64_t kBlockMask = (std::uint64_t{1} << kBlockNumberBits) - 1;
     const std::uint64_t block = claimed / slots;
-    const std::uint64_t first = (block - tag_distance(block_tag(block), receiver_tag)) * slots;
-    const std::uint64_t returned = first + ((low - first) & 0xFFFF);
-    if (returned > first + slots || returned > claimed) {
-      return first + slots < claimed ? first + slots : claimed;
-    }
-    return returned;
+    const std::uint64_t first =
+        ((block - tag_distance(block_tag(block), receiver_tag)) & kBlockMask) * slots;
+    // claimed - first: `first` lies at most 2^26 blocks before `claimed`
+    // (its tag is the receiver's), so this is exact.
+    const std::uint64_t ahead = Positions::distance(claimed, first, slots);
+    std::uint64_t offset = (low - first) & 0xFFFF;  // returned - first
+    if (offset > slots || offset > ahead) offset = slots < ahead ? slots : ahead;
+    return Positions::add(first, offset, slots);
   }
 };
 

@@ -53,6 +53,7 @@ class LEANCHAN_API Semaphore {
     return static_cast<WaiterWatch>(capacity_ >> kWatchShift);
   }
   const PermitWord& word() const noexcept { return word_; }
+  PermitWord& word() noexcept { return word_; }
   const WaiterQueue& waiters() const noexcept { return waiters_; }
   bool is_closed() const noexcept { return word_.is_closed(); }
   // Bit "senders wait", exact under the list lock, a hint elsewhere.
@@ -146,7 +147,7 @@ class LEANCHAN_API Semaphore {
   WaiterQueue waiters_;
 };
 
-static_assert(sizeof(Semaphore) == 16,
+static_assert(sizeof(Semaphore) == 24,
               "leanchan: the waiting layer is the permit word, the capacity and the ring");
 
 }  // namespace leanchan::internal

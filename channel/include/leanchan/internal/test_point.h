@@ -12,6 +12,7 @@
 
 #if defined(LEANCHAN_TEST_POINTS)
 #include <atomic>
+#include <cstdint>
 
 namespace leanchan::internal {
 
@@ -45,6 +46,13 @@ enum class TestPoint {
   kReceiverWatchesDeep,
   kReceiverWatchesShort,
 };
+
+// Where the positions of a channel created from now on start (ChannelState's
+// constructor; position.h), rounded down to a block boundary modulo M: a
+// test sets it to run through the wrap of positions at M, which takes
+// 2^30 blocks of messages from 0. Set by tests only, with no channel being
+// created meanwhile.
+inline std::atomic<std::uint64_t> test_start_position{0};
 
 // The hook, called on the thread that reaches a point. Set by tests only.
 inline std::atomic<void (*)(TestPoint)> test_point_hook{nullptr};
