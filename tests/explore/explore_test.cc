@@ -567,6 +567,18 @@ TEST(Explore, WantBitOnARenumberedBlock) {
                [] { leanchan::explore_test::want_bit_on_a_renumbered_block(); });
 }
 
+// A one-CAS send racing the release of a drained keep-none list.
+TEST(Explore, FastSendRacingARelease) {
+  run_scenario("fast send racing a release", 2,
+               [] { leanchan::explore_test::fast_send_racing_a_release(); });
+}
+
+// A one-CAS send racing the receiver's un-numbering of unused blocks.
+TEST(Explore, FastSendRacingAnUnnumbering) {
+  run_scenario("fast send racing an unnumbering", 2,
+               [] { leanchan::explore_test::fast_send_racing_an_unnumbering(); });
+}
+
 // A send notifier destroyed as soon as its redeeming try_send returns.
 TEST(Explore, RedeemedNotifierGoesAtOnce) {
   run_scenario("redeemed notifier goes at once", 2,

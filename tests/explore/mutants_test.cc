@@ -119,4 +119,13 @@ TEST(ExploreMutant, RedeemDoesNotWaitForTheFiring) {
       explore_with_env([] { leanchan::explore_test::redeemed_notifier_goes_at_once(); }, 8));
 }
 
+// Defect 9: the release of a drained list leaves the claim position as it
+// is when the receiver stands at a block boundary, so the permit word may
+// not change: a one-CAS send that checked the blocks before the release
+// claims a position in a block it freed.
+TEST(ExploreMutant, ReleaseAtABoundaryLeavesTheWordAsItIs) {
+  expect_caught("release at a boundary leaves the word",
+                explore_with_env([] { leanchan::explore_test::fast_send_racing_a_release(); }, 9));
+}
+
 }  // namespace

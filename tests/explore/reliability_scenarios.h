@@ -182,6 +182,53 @@ struct CountedCallback {
   internal::Atomic<std::uint32_t> returned{0};
 };
 
+// A fast send (one CAS: ChannelOps::try_push_fast) racing the release of a
+// drained keep-none list whose receiver stands at a block boundary with
+// the next block numbered (for a reservation since dropped): the send
+// checks the blocks before its CAS, and the release frees them. The
+// release moves the claim position even at a boundary, so the send's CAS
+// fails and it looks again; before, the word could stay as it was and
+// the send claimed a position in a freed block.
+inline void fast_send_racing_a_release() {
+  auto [tx, rx] = leanchan::channel<int, 2>(3, leanchan::Retention::kKeepNone);
+  explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
+  {
+    auto permit = tx.try_reserve();  // numbers block 1 for position 2
+    explore::check(static_cast<bool>(permit), "reserve");
+    explore::check(rx.recv() == 0 && rx.recv() == 1, "FIFO");  // block 0 goes
+  }  // the permit goes back unused: block 1 stays numbered, nothing in use
+  auto tx2 = tx;
+  explore::spawn([&tx2] { explore::check(tx2.try_send(2).ok(), "the fast send"); });
+  auto first = rx.try_recv();  // empty or 2; finding it empty releases block 1
+  explore::join_all();
+  explore::check(first.ok() ? first.value() == 2 : rx.recv() == 2, "the fast send's message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
+  explore::check(rx.memory_usage() == 64, "drained");
+}
+
+// A fast send racing the receiver's un-numbering of blocks provided for a
+// reservation since dropped (found empty, BlockList::
+// unnumber_past_head_locked), which leaves the permit word as it is: the
+// only position the send can claim then is the receiver's index, in the
+// head block, which stays. One block is live at the end (64 + 16 + 2 * 4).
+inline void fast_send_racing_an_unnumbering() {
+  constexpr std::size_t kOneBlock = 64 + 16 + 2 * sizeof(int);
+  auto [tx, rx] = leanchan::channel<int, 2>(4);
+  explore::check(tx.try_send(0).ok(), "send");
+  {
+    auto batch = tx.try_reserve_many(3);  // numbers block 1 for positions up to 3
+    explore::check(static_cast<bool>(batch), "reserve");
+  }
+  explore::check(rx.recv() == 0, "the first message");
+  auto tx2 = tx;
+  explore::spawn([&tx2] { explore::check(tx2.try_send(1).ok(), "the fast send"); });
+  auto first = rx.try_recv();  // empty or 1; finding it empty un-numbers block 1
+  explore::join_all();
+  explore::check(first.ok() ? first.value() == 1 : rx.recv() == 1, "the fast send's message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
+  explore::check(rx.memory_usage() == kOneBlock, "one block after the drain");
+}
+
 inline void redeemed_notifier_goes_at_once() {
   auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
   auto& tx = channel.first;

@@ -100,9 +100,34 @@ struct ChannelOps {
   // channel's bound; takes the list lock only when the slot's block is not
   // the tail.
   static void push(ChannelState& state, T&& value) noexcept {
+    write(state, state.claim_position(), std::move(value));
+  }
+
+  // An ordinary send in one RMW of the control block's line: the permit
+  // and the position in one CAS (PermitWord::try_acquire_and_claim), when
+  // no sender waits, the channel is open, a slot is free and the numbered
+  // blocks already reach the last position a permit in use can be given,
+  // this one counted (so nothing is provided: provisioning.h). Then writes
+  // and publishes as push. False, `value` untouched, otherwise: the caller
+  // takes the two-step path (a permit, provide, push), which handles each
+  // of those cases.
+  static bool try_push_fast(ChannelState& state, T& value) noexcept {
+    const std::uint32_t block_slots = slots(state);
+    const auto covered = [&state, block_slots](PermitWord::Word word) noexcept {
+      const std::uint64_t last = Provisioning::last_position_bound_with(state, word);
+      return state.blocks().covers(block_tag(place(last, block_slots).block_number));
+    };
+    std::uint64_t position = 0;
+    if (!state.try_acquire_and_claim(covered, position)) return false;
+    write(state, position, std::move(value));
+    return true;
+  }
+
+  // Finds the block of the claimed `position`, moves the value in and
+  // publishes it, then tells the receiver.
+  static void write(ChannelState& state, std::uint64_t position, T&& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     BlockList& blocks = state.blocks();
-    const std::uint64_t position = state.claim_position();
     const auto [number, slot] = place(position, block_slots);
     BlockHeader* block = blocks.tail_if_numbered(block_tag(number));  // lock-free
     if (block == nullptr) block = blocks.open_block(number, layout(state, block_slots));

@@ -138,6 +138,12 @@ class LEANCHAN_API ChannelState {
   // ---- Positions (position.h) -------------------------------------------------
   // A permit holder claims the next position (PermitWord::claim).
   std::uint64_t claim_position() noexcept { return semaphore_.word().claim(slots()); }
+  // An ordinary send's permit and position in one CAS, when `covered`
+  // (PermitWord::try_acquire_and_claim; ChannelOps::try_push_fast).
+  template <class Covered>
+  bool try_acquire_and_claim(Covered covered, std::uint64_t& position) noexcept {
+    return semaphore_.word().try_acquire_and_claim(capacity(), slots(), covered, position);
+  }
   // The claim position: every position before it is claimed (seq_cst, the
   // receiver's re-check: PermitWord::claimed).
   std::uint64_t claimed_position() const noexcept { return semaphore_.word().claimed(); }

@@ -178,6 +178,42 @@ class LEANCHAN_API PermitWord {
       }
     }
   }
+  // An ordinary send in one RMW: takes one slot and claims the next
+  // position in the same CAS, if the channel is open, nobody waits, a slot
+  // is free and `covered(word)` says the numbered blocks already reach the
+  // last position a permit in use can be given, this one counted, for the
+  // word as it is (Provisioning::last_position_bound_with). Sets `position`
+  // and returns true if it did; false (nothing changed) otherwise: the
+  // caller takes a permit and claims in two steps, which handle each case.
+  // The check runs before the CAS, so every change to the list that could
+  // make it false changes this word too (or cannot matter to this send):
+  // docs/design.md, "One CAS for a send".
+  template <class Covered>
+  bool try_acquire_and_claim(std::uint32_t capacity, std::uint64_t slots, Covered covered,
+                             std::uint64_t& position) noexcept {
+    // acquire (here and on a failed CAS): a word the receiver's release
+    // wrote (jump_position, under the list lock) makes that lock happen
+    // before this sender's look at the list in covered(), which then sees
+    // the lock or the emptied list, never the blocks the release freed.
+    Word word = word_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((word & (kClosedBit | kSendersWaitBit)) != 0 || used_of(word) >= capacity ||
+          !covered(word)) {
+        return false;
+      }
+      const Word next = ((word + kUsedUnit) & kLowMask) | Positions::next(position_of(word), slots)
+                                                              << kPositionShift;
+      // seq_cst: try_acquire's reasons (the acquire half reads the releases
+      // that freed the slot; the permit is in the single total order
+      // before this sender's later loads) and claim's (the claim before its
+      // load of the receiver's signal), in one RMW.
+      if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
+                                      std::memory_order_acquire)) {
+        position = position_of(word);
+        return true;
+      }
+    }
+  }
   // The claim position: every position before it (modulo M) is claimed.
   // seq_cst: the receiver's "nothing claimed" check is part of its re-check
   // after announcing a wait (see claim).

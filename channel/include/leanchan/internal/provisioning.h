@@ -41,7 +41,31 @@ class LEANCHAN_API Provisioning {
     // positions modulo M (position.h).
     const std::uint32_t permits = state.semaphore_.word().permits_in_use();
     const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
-    const std::uint64_t claimed = state.claimed_position();
+    return bound(state, permits, low, state.claimed_position());
+  }
+  // The same bound for a send that has not taken its permit yet and would
+  // take it with `word` as its expected value (PermitWord::
+  // try_acquire_and_claim): the permits and the claim position of that
+  // word, this send's permit counted, and the returned position read
+  // after it. If the CAS then succeeds the word was current, so no
+  // give-back happened in between; a returned position newer than the
+  // word only makes the bound larger (the slots it returned are still
+  // counted in the word).
+  static std::uint64_t last_position_bound_with(const ChannelState& state,
+                                                PermitWord::Word word) noexcept {
+    // seq_cst: as in last_position_bound.
+    const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
+    return bound(state, PermitWord::used_of(word) + 1, low, PermitWord::position_of(word));
+  }
+  // Under the lock: numbers blocks (allocating if need be) until the one
+  // holding the last position a permit in use can be given exists. False
+  // if an allocation failed: the caller gives its permits back
+  // (kNoMemory); nothing was claimed.
+  static bool provide(ChannelState& state, const BlockLayout& layout) noexcept;
+  // The last position `permits` permits in use can be given, from the
+  // returned position's low 16 bits `low` and the claim position `claimed`.
+  static std::uint64_t bound(const ChannelState& state, std::uint32_t permits, std::uint64_t low,
+                             std::uint64_t claimed) noexcept {
     const std::uint64_t slots = state.slots();
     const std::uint64_t behind = (claimed - low) & 0xFFFF;
     if (permits < 0xFFFF && behind <= permits) {
@@ -57,11 +81,6 @@ class LEANCHAN_API Provisioning {
     return Positions::add(returned_position(low, claimed, state.blocks_.receiver_tag(), slots),
                           permits - 1, slots);
   }
-  // Under the lock: numbers blocks (allocating if need be) until the one
-  // holding the last position a permit in use can be given exists. False
-  // if an allocation failed: the caller gives its permits back
-  // (kNoMemory); nothing was claimed.
-  static bool provide(ChannelState& state, const BlockLayout& layout) noexcept;
   // The returned position from its low 16 bits `low`: it lies in
   // [first, first + slots], where `first` is the first position of the
   // block tagged `receiver_tag` (the receiver's, as of its last finished
