@@ -18,11 +18,6 @@ namespace {
 
 }  // namespace
 
-bool BlockList::covers(std::uint32_t tag) const noexcept {
-  const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
-  return (word & ListWord::kLocked) == 0 && !tag_is_after(tag, ListWord::tag_of(word));
-}
-
 BlockHeader* BlockList::tail_if_numbered(std::uint32_t tag) const noexcept {
   // A seqlock read: the word before and after the pointer must agree
   // (unlocked, same tag). The tail only ever moves forward and every move
@@ -379,7 +374,7 @@ bool BlockList::release_if_drained_locked(const Locked&, std::uint64_t& index,
   // so no permit can be taken in between. A permit holder this missed
   // provides under the lock. The position always moves (the boundary is
   // after `index` even when `index` is one): a fast send
-  // (ChannelOps::try_send_fast) that checked the blocks before this lock
+  // (ChannelOps::try_push_fast) that checked the blocks before this lock
   // then fails its CAS on the word and looks again.
   const std::uint64_t slots = layout.slots;
   std::uint64_t boundary = Positions::next_boundary(index, slots);

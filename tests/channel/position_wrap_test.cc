@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Message positions wrap at M = b * 2^30 (leanchan/internal/position.h):
+// Message positions wrap at M (2^35, or b * 2^30 when b, the slots per
+// block, is not a power of two: leanchan/internal/position.h):
 // channels started a few blocks before the wrap (test_start_position, the
 // test-points build) run through it with every promise kept: FIFO,
 // exactly-once delivery, len(), the bound, reservations, the memory

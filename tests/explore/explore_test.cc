@@ -579,6 +579,12 @@ TEST(Explore, FastSendRacingAnUnnumbering) {
                [] { leanchan::explore_test::fast_send_racing_an_unnumbering(); });
 }
 
+// A one-CAS send whose word comes back to the same value meanwhile.
+TEST(Explore, FastSendPushesAReservation) {
+  run_scenario("fast send pushes a reservation", 2,
+               [] { leanchan::explore_test::fast_send_pushes_a_reservation(); });
+}
+
 // A send notifier destroyed as soon as its redeeming try_send returns.
 TEST(Explore, RedeemedNotifierGoesAtOnce) {
   run_scenario("redeemed notifier goes at once", 2,

@@ -128,4 +128,14 @@ TEST(ExploreMutant, ReleaseAtABoundaryLeavesTheWordAsItIs) {
                 explore_with_env([] { leanchan::explore_test::fast_send_racing_a_release(); }, 9));
 }
 
+// Defect 10: the one-CAS send computes its bound from the returned
+// position read beside the word: the word can come back to the same value
+// (a slot given back, one taken) while the returned position moves, and
+// the reservation its claim pushes on claims past every numbered block.
+TEST(ExploreMutant, FastSendBoundFromTheReturnedPosition) {
+  expect_caught(
+      "fast send's bound from the returned position",
+      explore_with_env([] { leanchan::explore_test::fast_send_pushes_a_reservation(); }, 10));
+}
+
 }  // namespace

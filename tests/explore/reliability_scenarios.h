@@ -221,12 +221,54 @@ inline void fast_send_racing_an_unnumbering() {
   }
   explore::check(rx.recv() == 0, "the first message");
   auto tx2 = tx;
-  explore::spawn([&tx2] { explore::check(tx2.try_send(1).ok(), "the fast send"); });
+  explore::spawn([&tx2] {
+    explore::check(tx2.try_send(1).ok(), "the first fast send");   // position 1, block 0
+    explore::check(tx2.try_send(2).ok(), "the second fast send");  // position 2, block 1
+  });
   auto first = rx.try_recv();  // empty or 1; finding it empty un-numbers block 1
   explore::join_all();
-  explore::check(first.ok() ? first.value() == 1 : rx.recv() == 1, "the fast send's message");
+  explore::check(first.ok() ? first.value() == 1 : rx.recv() == 1, "the first message");
+  explore::check(rx.recv() == 2, "the second message");
   explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
   explore::check(rx.memory_usage() == kOneBlock, "one block after the drain");
+}
+
+// A fast send between its check and its CAS while the permit word goes
+// away and comes back to the same value: a reservation takes a slot, a
+// second one finds the channel full and collects the slot the receiver
+// took (the returned position moves on), and is about to take it. The
+// send's claim then pushes the first reservation one position on: the
+// send must have counted it in the blocks it checked, from the word alone
+// (Provisioning::last_position_bound_with); a bound from the returned
+// position read beside the word misses it, and the reservation claims a
+// position past every numbered block. Two-slot blocks, capacity 2.
+inline void fast_send_pushes_a_reservation() {
+  auto [tx, rx] = leanchan::channel<int, 2>(2);
+  explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
+  explore::check(rx.recv() == 0 && rx.recv() == 1, "drain it (renumbered as block 1)");
+  explore::check(tx.try_send(2).ok(), "position 2");
+  auto tx2 = tx;
+  bool fast_sent = false;
+  bool second_reserved = false;
+  explore::spawn([&tx2, &fast_sent] { fast_sent = tx2.try_send(3).ok(); });
+  explore::spawn([&tx, &rx, &second_reserved] {
+    explore::check(rx.recv() == 2, "position 2's message");
+    auto first = tx.try_reserve();
+    explore::check(static_cast<bool>(first), "the first reservation");
+    auto second = tx.try_reserve();  // full: collects the slot of message 2
+    second_reserved = static_cast<bool>(second);
+    first.send(4);
+    if (second) second.send(5);
+  });
+  explore::join_all();
+  int seen = 0;
+  for (auto m = rx.try_recv(); m.ok(); m = rx.try_recv()) {
+    const int v = m.value();
+    explore::check(v >= 3 && v <= 5 && (seen & (1 << v)) == 0, "each message once");
+    seen |= 1 << v;
+  }
+  const int expected = (fast_sent ? 1 << 3 : 0) | 1 << 4 | (second_reserved ? 1 << 5 : 0);
+  explore::check(seen == expected, "every message sent arrives");
 }
 
 inline void redeemed_notifier_goes_at_once() {

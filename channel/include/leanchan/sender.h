@@ -80,7 +80,12 @@ class Sender {
   // the receiver took but has not given back yet: it fails only when
   // capacity slots are really in use).
   SendResult<T> try_send(T value) noexcept {
-    if (Ops::try_push_fast(*state(), value)) return SendResult<T>::success();
+    switch (Ops::try_push_fast(*state(), value)) {
+      case Ops::FastSend::kSent: return SendResult<T>::success();
+      case Ops::FastSend::kAcquired:
+        return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+      case Ops::FastSend::kNotTaken: break;
+    }
     return push_if(state()->try_acquire_permits(1), std::move(value));
   }
 
@@ -254,7 +259,12 @@ class Sender {
     return SendStatus::kClosed;
   }
   SendResult<T> send_with(T&& value, const internal::Deadline* deadline) noexcept {
-    if (Ops::try_push_fast(*state(), value)) return SendResult<T>::success();
+    switch (Ops::try_push_fast(*state(), value)) {
+      case Ops::FastSend::kSent: return SendResult<T>::success();
+      case Ops::FastSend::kAcquired:
+        return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+      case Ops::FastSend::kNotTaken: break;
+    }
     const auto outcome = state()->acquire_permit_for(&value, &Sender::push_erased, deadline);
     if (outcome == internal::PermitOutcome::kSent) return SendResult<T>::success();
     return push_if(outcome, std::move(value));

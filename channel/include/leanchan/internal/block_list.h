@@ -73,7 +73,10 @@ class LEANCHAN_API BlockList : public ListLock {
   // (the list is unlocked and not empty). seq_cst: the permit holder's
   // half of the Dekker pair with release_if_drained_locked (which takes the lock,
   // then reads the permits in use).
-  bool covers(std::uint32_t tag) const noexcept;
+  bool covers(std::uint32_t tag) const noexcept {
+    const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
+    return (word & ListWord::kLocked) == 0 && !tag_is_after(tag, ListWord::tag_of(word));
+  }
   // Provisioning under the lock: numbers blocks (reusing the drained head
   // in place, then spares, then allocating) until the tail is numbered `tag`.
   // A block that becomes the head gets the want bit if `senders_wait`.

@@ -107,20 +107,31 @@ struct ChannelOps {
   // and the position in one CAS (PermitWord::try_acquire_and_claim), when
   // no sender waits, the channel is open, a slot is free and the numbered
   // blocks already reach the last position a permit in use can be given,
-  // this one counted (so nothing is provided: provisioning.h). Then writes
-  // and publishes as push. False, `value` untouched, otherwise: the caller
-  // takes the two-step path (a permit, provide, push), which handles each
-  // of those cases.
-  static bool try_push_fast(ChannelState& state, T& value) noexcept {
+  // this one counted (so nothing is provided: provisioning.h); then writes
+  // and publishes as push (kSent). When only the blocks do not reach, the
+  // same CAS takes the permit alone (kAcquired, `value` untouched: the
+  // caller provides and pushes, as for any permit). kNotTaken, nothing
+  // changed, otherwise: the caller takes a permit by the other paths,
+  // which handle each case.
+  enum class FastSend : std::uint8_t { kSent, kAcquired, kNotTaken };
+  static FastSend try_push_fast(ChannelState& state, T& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     const auto covered = [&state, block_slots](PermitWord::Word word) noexcept {
+      // A queue of a block or more reaches past the tail block (unless
+      // blocks are numbered ahead, for reservations): no division then.
+      if (PermitWord::used_of(word) >= block_slots) return false;
       const std::uint64_t last = Provisioning::last_position_bound_with(state, word);
       return state.blocks().covers(block_tag(place(last, block_slots).block_number));
     };
     std::uint64_t position = 0;
-    if (!state.try_acquire_and_claim(covered, position)) return false;
-    write(state, position, std::move(value));
-    return true;
+    switch (state.try_acquire_and_claim(covered, position)) {
+      case PermitWord::Fast::kClaimed:
+        write(state, position, std::move(value));
+        return FastSend::kSent;
+      case PermitWord::Fast::kAcquired: return FastSend::kAcquired;
+      case PermitWord::Fast::kNotTaken: break;
+    }
+    return FastSend::kNotTaken;
   }
 
   // Finds the block of the claimed `position`, moves the value in and

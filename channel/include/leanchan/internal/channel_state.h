@@ -141,7 +141,7 @@ class LEANCHAN_API ChannelState {
   // An ordinary send's permit and position in one CAS, when `covered`
   // (PermitWord::try_acquire_and_claim; ChannelOps::try_push_fast).
   template <class Covered>
-  bool try_acquire_and_claim(Covered covered, std::uint64_t& position) noexcept {
+  PermitWord::Fast try_acquire_and_claim(Covered covered, std::uint64_t& position) noexcept {
     return semaphore_.word().try_acquire_and_claim(capacity(), slots(), covered, position);
   }
   // The claim position: every position before it is claimed (seq_cst, the

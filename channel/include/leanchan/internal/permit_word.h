@@ -50,7 +50,7 @@ class LEANCHAN_API PermitWord {
   static constexpr Word kSendersWaitBit = 2;
   static constexpr Word kClosedWatchBit = 4;
   static constexpr Word kUsedUnit = 8;
-  static constexpr unsigned kPositionShift = 29;
+  static constexpr unsigned kPositionShift = 64 - Positions::kPositionBits;
   static constexpr Word kPositionUnit = Word{1} << kPositionShift;
   static constexpr Word kLowMask = kPositionUnit - 1;  // the flags and the slots in use
   static constexpr std::uint32_t used_of(Word word) noexcept {
@@ -164,6 +164,11 @@ class LEANCHAN_API PermitWord {
   // slots): returns it and moves the field on, modulo M. Each claim is
   // unique, and one sender's claims are in order (per-sender FIFO).
   std::uint64_t claim(std::uint64_t slots) noexcept {
+    if (Positions::wraps_with_field(slots)) {
+      // The field's top bit carries out of the word: the wrap at M = 2^35.
+      // seq_cst: as below.
+      return position_of(word_.fetch_add(kPositionUnit, std::memory_order_seq_cst));
+    }
     Word word = word_.load(std::memory_order_relaxed);
     for (;;) {
       const std::uint64_t position = position_of(word);
@@ -179,38 +184,46 @@ class LEANCHAN_API PermitWord {
     }
   }
   // An ordinary send in one RMW: takes one slot and claims the next
-  // position in the same CAS, if the channel is open, nobody waits, a slot
-  // is free and `covered(word)` says the numbered blocks already reach the
-  // last position a permit in use can be given, this one counted, for the
-  // word as it is (Provisioning::last_position_bound_with). Sets `position`
-  // and returns true if it did; false (nothing changed) otherwise: the
-  // caller takes a permit and claims in two steps, which handle each case.
+  // position in the same CAS (kClaimed, `position` set) if the channel is
+  // open, nobody waits, a slot is free and `covered(word)` says the
+  // numbered blocks already reach the last position a permit in use can be
+  // given, this one counted, for the word as it is (Provisioning::
+  // last_position_bound_with). If only the blocks do not reach, takes the
+  // slot alone, as try_acquire would (kAcquired: the caller provides and
+  // claims, as for any permit). kNotTaken (nothing changed) otherwise: the
+  // caller takes the slot by the other paths, which handle each case.
   // The check runs before the CAS, so every change to the list that could
   // make it false changes this word too (or cannot matter to this send):
   // docs/design.md, "One CAS for a send".
+  enum class Fast : std::uint8_t { kClaimed, kAcquired, kNotTaken };
   template <class Covered>
-  bool try_acquire_and_claim(std::uint32_t capacity, std::uint64_t slots, Covered covered,
+  Fast try_acquire_and_claim(std::uint32_t capacity, std::uint64_t slots, Covered covered,
                              std::uint64_t& position) noexcept {
-    // acquire (here and on a failed CAS): a word the receiver's release
-    // wrote (jump_position, under the list lock) makes that lock happen
-    // before this sender's look at the list in covered(), which then sees
-    // the lock or the emptied list, never the blocks the release freed.
-    Word word = word_.load(std::memory_order_acquire);
+    // seq_cst (here and on a failed CAS): the check in covered() must
+    // come after every list change whose permit-word access precedes this
+    // load. A word the receiver's release wrote (jump_position, under the
+    // list lock), or one written after the receiver's seq_cst look at the
+    // word under the lock (BlockList::unnumber_past_head_locked, which
+    // leaves it as it is), puts that lock's seq_cst RMW of the list word
+    // before this load in the single total order, so the check sees the
+    // lock or what the holder left, never the blocks it freed.
+    Word word = word_.load(std::memory_order_seq_cst);
     for (;;) {
-      if ((word & (kClosedBit | kSendersWaitBit)) != 0 || used_of(word) >= capacity ||
-          !covered(word)) {
-        return false;
+      if ((word & (kClosedBit | kSendersWaitBit)) != 0 || used_of(word) >= capacity) {
+        return Fast::kNotTaken;
       }
-      const Word next = ((word + kUsedUnit) & kLowMask) | Positions::next(position_of(word), slots)
-                                                              << kPositionShift;
+      const bool claims = covered(word);
+      const Word next = claims ? ((word + kUsedUnit) & kLowMask) |
+                                     Positions::next(position_of(word), slots) << kPositionShift
+                               : word + kUsedUnit;
       // seq_cst: try_acquire's reasons (the acquire half reads the releases
       // that freed the slot; the permit is in the single total order
       // before this sender's later loads) and claim's (the claim before its
       // load of the receiver's signal), in one RMW.
       if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
-                                      std::memory_order_acquire)) {
+                                      std::memory_order_seq_cst)) {
         position = position_of(word);
-        return true;
+        return claims ? Fast::kClaimed : Fast::kAcquired;
       }
     }
   }

@@ -3,10 +3,11 @@
 //
 // Every message has a position, claimed from the permit word's position
 // field (permit_word.h). That field has 35 bits, so positions wrap: at
-// M = b * 2^30, where b is the channel's slots per block (1..32), so that
-// M <= 2^35. Block numbers, position / b, then run over exactly 2^30
-// values, a multiple of the 2^26 block tags (block.h), so a block's tag
-// stays continuous across the wrap: nothing is rebuilt. Every position the
+// M = 2^35 when b, the channel's slots per block (1..32), is a power of
+// two (the field's own wrap: a claim is then a plain fetch_add), else at
+// M = b * 2^30 (< 2^35). Block numbers, position / b, then run over
+// 2^35 / b or 2^30 values, multiples of the 2^26 block tags (block.h), so
+// a block's tag stays continuous across the wrap: nothing is rebuilt. Every position the
 // channel keeps (the claim field, the receiver's index, the returned
 // position) is a value in [0, M), and no two of them are ever more than
 // kMaxCapacity + b apart, so their difference modulo M is exact.
@@ -20,9 +21,14 @@ namespace leanchan::internal {
 inline constexpr std::uint32_t kBlockNumberBits = 30;
 
 struct Positions {
+  static constexpr unsigned kPositionBits = 35;
+  // Whether positions wrap with the 35-bit field itself (b a power of two).
+  static constexpr bool wraps_with_field(std::uint64_t slots) noexcept {
+    return (slots & (slots - 1)) == 0;
+  }
   // M for blocks of `slots` slots.
   static constexpr std::uint64_t modulus(std::uint64_t slots) noexcept {
-    return slots << kBlockNumberBits;
+    return wraps_with_field(slots) ? std::uint64_t{1} << kPositionBits : slots << kBlockNumberBits;
   }
   // The position after `position`.
   static constexpr std::uint64_t next(std::uint64_t position, std::uint64_t slots) noexcept {
@@ -49,7 +55,9 @@ struct Positions {
   }
 };
 
-static_assert(Positions::modulus(32) == std::uint64_t{1} << 35);
+static_assert(Positions::modulus(32) == std::uint64_t{1} << 35 &&
+              Positions::modulus(1) == std::uint64_t{1} << 35 &&
+              Positions::modulus(24) == std::uint64_t{24} << 30);
 static_assert(Positions::next(Positions::modulus(3) - 1, 3) == 0);
 static_assert(Positions::distance(1, Positions::modulus(5) - 2, 5) == 3);
 static_assert(Positions::next_boundary(Positions::modulus(7) - 3, 7) == 0);

@@ -43,19 +43,28 @@ class LEANCHAN_API Provisioning {
     const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
     return bound(state, permits, low, state.claimed_position());
   }
-  // The same bound for a send that has not taken its permit yet and would
-  // take it with `word` as its expected value (PermitWord::
-  // try_acquire_and_claim): the permits and the claim position of that
-  // word, this send's permit counted, and the returned position read
-  // after it. If the CAS then succeeds the word was current, so no
-  // give-back happened in between; a returned position newer than the
-  // word only makes the bound larger (the slots it returned are still
-  // counted in the word).
+  // A bound for a send that has not taken its permit yet and would take
+  // it, and claim, with `word` as its expected value (PermitWord::
+  // try_acquire_and_claim), from that word alone: its claim position plus
+  // its slots in use (this send's permit counted, minus one). The
+  // returned position is at most the claim position, so this is at least
+  // the true bound at the CAS, whatever happened before it. (A bound from
+  // the returned position read beside the word would not do: the word
+  // can come back to the same value, slots given back and as many taken
+  // again, while the returned position moves on; the send's claim then
+  // pushes a permit taken meanwhile to a position past every numbered
+  // block. The explorer's FastSendPushesAReservation holds that window
+  // open; mutant 10 computes the bound so.) Loose by the messages queued:
+  // in a deep queue the check fails and the send takes two steps.
   static std::uint64_t last_position_bound_with(const ChannelState& state,
                                                 PermitWord::Word word) noexcept {
-    // seq_cst: as in last_position_bound.
-    const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
-    return bound(state, PermitWord::used_of(word) + 1, low, PermitWord::position_of(word));
+#if defined(LEANCHAN_EXPLORE)
+    if (explore::mutant() == 10) {
+      const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
+      return bound(state, PermitWord::used_of(word) + 1, low, PermitWord::position_of(word));
+    }
+#endif
+    return Positions::add(PermitWord::position_of(word), PermitWord::used_of(word), state.slots());
   }
   // Under the lock: numbers blocks (allocating if need be) until the one
   // holding the last position a permit in use can be given exists. False
@@ -89,12 +98,13 @@ class LEANCHAN_API Provisioning {
   // gives a larger value, never a smaller one.
   static std::uint64_t returned_position(std::uint64_t low, std::uint64_t claimed,
                                          std::uint32_t receiver_tag, std::uint64_t slots) noexcept {
-    // Block numbers run modulo 2^30 (position.h); tags are their low bits.
-    constexpr std::uint64_t kBlockMask = (std::uint64_t{1} << kBlockNumberBits) - 1;
+    // Block numbers run modulo M / b, a power of two of at least 2^30
+    // (position.h); tags are their low bits.
+    const std::uint64_t block_mask = Positions::modulus(slots) / slots - 1;
     const std::uint64_t block = claimed / slots;
     const std::uint64_t first =
-        ((block - tag_distance(block_tag(block), receiver_tag)) & kBlockMask) * slots;
-    // claimed - first: `first` lies at most 2^26 blocks before `claimed`
+        ((block - tag_distance(block_tag(block), receiver_tag)) & block_mask) * slots;
+    // claimed - first: `first` lies less than 2^26 blocks before `claimed`
     // (its tag is the receiver's), so this is exact.
     const std::uint64_t ahead = Positions::distance(claimed, first, slots);
     std::uint64_t offset = (low - first) & 0xFFFF;  // returned - first

@@ -50,7 +50,7 @@ enum class TestPoint {
 // Where the positions of a channel created from now on start (ChannelState's
 // constructor; position.h), rounded down to a block boundary modulo M: a
 // test sets it to run through the wrap of positions at M, which takes
-// 2^30 blocks of messages from 0. Set by tests only, with no channel being
+// at least 2^30 blocks of messages from 0. Set by tests only, with no channel being
 // created meanwhile.
 inline std::atomic<std::uint64_t> test_start_position{0};
 
