@@ -585,6 +585,13 @@ TEST(Explore, FastSendPushesAReservation) {
                [] { leanchan::explore_test::fast_send_pushes_a_reservation(); });
 }
 
+// A one-CAS send whose word comes back after an un-numbering.
+TEST(Explore, FastSendPushesAReservationPastAnUnnumbering) {
+  run_scenario("fast send pushes a reservation past an unnumbering", 2, [] {
+    leanchan::explore_test::fast_send_pushes_a_reservation_past_an_unnumbering();
+  });
+}
+
 // A send notifier destroyed as soon as its redeeming try_send returns.
 TEST(Explore, RedeemedNotifierGoesAtOnce) {
   run_scenario("redeemed notifier goes at once", 2,

@@ -138,4 +138,17 @@ TEST(ExploreMutant, FastSendBoundFromTheReturnedPosition) {
       explore_with_env([] { leanchan::explore_test::fast_send_pushes_a_reservation(); }, 10));
 }
 
+// Defect 11: the one-CAS send checks that the bound's block is numbered,
+// not that the bound lies in the claim's own block: the block after it
+// can be un-numbered without the word changing, and the word come back to
+// the value the send read; the reservation its claim pushes on lands in
+// the block that went.
+TEST(ExploreMutant, FastSendBoundPastTheClaimsBlock) {
+  expect_caught(
+      "fast send's bound past the claim's block",
+      explore_with_env(
+          [] { leanchan::explore_test::fast_send_pushes_a_reservation_past_an_unnumbering(); },
+          11));
+}
+
 }  // namespace

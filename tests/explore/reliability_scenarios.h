@@ -271,6 +271,43 @@ inline void fast_send_pushes_a_reservation() {
   explore::check(seen == expected, "every message sent arrives");
 }
 
+// A fast send between its check and its CAS while the receiver
+// un-numbers the block after its own (provided for a reservation since
+// dropped; the word does not change) and then gives back what it owed,
+// and a new reservation takes a slot: the word is as the send read it.
+// The send's claim pushes the reservation one position on, into the block
+// that went: the one-CAS claim must keep its bound in the claim's own
+// block, which the un-numbering keeps. Two-slot blocks, capacity 4.
+inline void fast_send_pushes_a_reservation_past_an_unnumbering() {
+  auto [tx, rx] = leanchan::channel<int, 2>(4);
+  explore::check(tx.try_send(0).ok(), "position 0");
+  explore::check(rx.recv() == 0, "its message (owed, not given back)");
+  {
+    auto batch = tx.try_reserve_many(2);  // numbers block 1
+    explore::check(static_cast<bool>(batch), "reserve");
+  }  // goes back unused: block 1 stays numbered until the channel is found empty
+  auto tx2 = tx;
+  bool fast_sent = false;
+  bool taken_early = false;
+  explore::spawn([&tx2, &fast_sent] { fast_sent = tx2.try_send(1).ok(); });
+  explore::spawn([&tx, &rx, &taken_early] {
+    auto first = rx.try_recv();  // empty or 1; finding it empty un-numbers block 1
+    taken_early = first.ok();
+    explore::check(!first.ok() || first.value() == 1, "the fast send's message");
+    auto permit = tx.try_reserve();
+    explore::check(static_cast<bool>(permit), "the reservation");
+    permit.send(2);
+  });
+  explore::join_all();
+  int seen = taken_early ? 1 << 1 : 0;
+  for (auto m = rx.try_recv(); m.ok(); m = rx.try_recv()) {
+    const int v = m.value();
+    explore::check(v >= 1 && v <= 2 && (seen & (1 << v)) == 0, "each message once");
+    seen |= 1 << v;
+  }
+  explore::check(seen == ((fast_sent ? 1 << 1 : 0) | 1 << 2), "every message sent arrives");
+}
+
 inline void redeemed_notifier_goes_at_once() {
   auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
   auto& tx = channel.first;

@@ -54,8 +54,9 @@ class LEANCHAN_API Provisioning {
   // again, while the returned position moves on; the send's claim then
   // pushes a permit taken meanwhile to a position past every numbered
   // block. The explorer's FastSendPushesAReservation holds that window
-  // open; mutant 10 computes the bound so.) Loose by the messages queued:
-  // in a deep queue the check fails and the send takes two steps.
+  // open; mutant 10 computes the bound so.) Loose by the messages queued;
+  // the caller also keeps it in the claim's own block
+  // (ChannelOps::try_push_fast).
   static std::uint64_t last_position_bound_with(const ChannelState& state,
                                                 PermitWord::Word word) noexcept {
 #if defined(LEANCHAN_EXPLORE)
