@@ -243,7 +243,9 @@ inline void fast_send_racing_an_unnumbering() {
 // position read beside the word misses it, and the reservation claims a
 // position past every numbered block. Two-slot blocks, capacity 2.
 inline void fast_send_pushes_a_reservation() {
-  auto [tx, rx] = leanchan::channel<int, 2>(2);
+  auto tx_rx = leanchan::channel<int, 2>(2);  // no structured binding: a lambda captures both
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
   explore::check(rx.recv() == 0 && rx.recv() == 1, "drain it (renumbered as block 1)");
   explore::check(tx.try_send(2).ok(), "position 2");
@@ -279,7 +281,9 @@ inline void fast_send_pushes_a_reservation() {
 // that went: the one-CAS claim must keep its bound in the claim's own
 // block, which the un-numbering keeps. Two-slot blocks, capacity 4.
 inline void fast_send_pushes_a_reservation_past_an_unnumbering() {
-  auto [tx, rx] = leanchan::channel<int, 2>(4);
+  auto tx_rx = leanchan::channel<int, 2>(4);  // no structured binding: a lambda captures both
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   explore::check(tx.try_send(0).ok(), "position 0");
   explore::check(rx.recv() == 0, "its message (owed, not given back)");
   {
