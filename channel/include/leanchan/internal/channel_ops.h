@@ -117,30 +117,30 @@ struct ChannelOps {
   static FastSend try_push_fast(ChannelState& state, T& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     const auto covered = [&state, block_slots](PermitWord::Word word) noexcept {
-      // A queue of a block or more reaches past the claim's block: no
-      // division then.
-      if (PermitWord::used_of(word) >= block_slots) return false;
-      // The bound must lie in the block of the claim position itself, and
-      // that block be numbered. A later block would not do: the list past
-      // the receiver's block can be un-numbered without the word changing
-      // (BlockList::unnumber_past_head_locked), and the word can then come
-      // back to the value read here (the receiver gives back what it owed,
-      // a reservation takes a slot), so a permit this claim pushes on
-      // would land in a block no longer there. The claim's own block is
-      // the receiver's block at any un-numbering (nothing is claimed past
-      // the receiver's index then), which stays; a release moves the
-      // claim position, which fails the CAS. (FastSendPushesAReservation-
-      // PastAnUnnumbering; mutant 11 checks the bound's block instead.)
-      const std::uint64_t claim = PermitWord::position_of(word);
-      const std::uint64_t number = place(claim, block_slots).block_number;
-      const std::uint64_t last = Provisioning::last_position_bound_with(state, word);
-      const std::uint64_t last_number = place(last, block_slots).block_number;
+    // The bound (the claim position plus the slots in use,
+    // Provisioning::last_position_bound_with) must lie in the block of
+    // the claim position itself, and that block be numbered: the claim's
+    // slot plus the slots in use stays below b (M is a multiple of b, so
+    // no wrap splits a block). A later block would not do: the list past
+    // the receiver's block can be un-numbered without the word changing
+    // (BlockList::unnumber_past_head_locked), and the word can then come
+    // back to the value read here (the receiver gives back what it owed,
+    // a reservation takes a slot), so a permit this claim pushes on
+    // would land in a block no longer there. The claim's own block is
+    // the receiver's block at any un-numbering (nothing is claimed past
+    // the receiver's index then), which stays; a release moves the
+    // claim position, which fails the CAS. (FastSendPushesAReservation-
+    // PastAnUnnumbering; mutants 10 and 11 check the bound's block
+    // instead.)
 #if defined(LEANCHAN_EXPLORE)
       if (explore::mutant() == 10 || explore::mutant() == 11) {
-        return state.blocks().covers(block_tag(last_number));
+        const std::uint64_t last = Provisioning::last_position_bound_with(state, word);
+        return state.blocks().covers(block_tag(place(last, block_slots).block_number));
       }
 #endif
-      return last_number == number && state.blocks().covers(block_tag(number));
+      const auto [number, slot] = place(PermitWord::position_of(word), block_slots);
+      return slot + PermitWord::used_of(word) < block_slots &&
+             state.blocks().covers(block_tag(number));
     };
     std::uint64_t position = 0;
     switch (state.try_acquire_and_claim(covered, position)) {
