@@ -18,8 +18,9 @@
 # Environment: REPS (5), PEERS_SIZES ("8 24 128 1024"), PEERS_PRODUCERS
 # ("1 2 4"), PEERS_CAPACITIES ("1 16 1024"), PEERS_MESSAGES (unset: chosen
 # per row so that a run takes ~PEERS_TARGET_MS, 150, for the median design
-# and at most PEERS_MAX_MS, 1500, for the slowest), PEERS_PINGPONG (20000
-# round trips; 0 skips ping-pong), PEERS_SINGLE_MESSAGES (1048576, the
+# and at most PEERS_MAX_MS, 1500, for the slowest), PEERS_PINGPONG (unset:
+# round trips chosen as for a throughput row, at least 100000; a number fixes
+# them; 0 skips ping-pong), PEERS_SINGLE_MESSAGES (1048576, the
 # floor's single-thread runs), PEERS_DESIGNS (all), PEERS_TIMEOUT
 # (120 s per run), PEERS_BUILD_DIR (build-peers; also --build-dir=DIR),
 # PEERS_NO_INSTALL=1 (never call apt-get), PEERS_JOBS (build jobs, nproc),
@@ -53,7 +54,8 @@ fixed_messages="${PEERS_MESSAGES:-}"
 single_messages="${PEERS_SINGLE_MESSAGES:-1048576}"
 target_ms="${PEERS_TARGET_MS:-150}"
 max_ms="${PEERS_MAX_MS:-1500}"
-pingpong_n="${PEERS_PINGPONG:-20000}"
+pingpong_fixed="${PEERS_PINGPONG:-}"
+pingpong_n="${PEERS_PINGPONG:-20000}"  # 0: no ping-pong; else calibrated unless fixed
 run_timeout="${PEERS_TIMEOUT:-120}"
 jobs="${PEERS_JOBS:-$(nproc)}"
 grid="${PEERS_GRID:-1}"
@@ -275,6 +277,9 @@ run_one() {
 }
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# The largest sample over the smallest (empty below two samples): how far
+# apart the runs of one configuration lie (for rates and times alike).
+max_over_min() { printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {if (NR >= 2 && v[1] > 0) printf "%.2f", v[NR] / v[1]}'; }
 # Largest multiple of `unit` <= value, at least `unit`.
 round_to() { awk -v v="$1" -v u="$2" 'BEGIN {n = int(v / u) * u; if (n < u) n = u; printf "%d", n}'; }
 
@@ -318,6 +323,7 @@ progress() {
 declare -A result  # "row|design" -> median msgs/s (or ns per round trip)
 declare -A cpu     # "row|design" -> median CPU ns per message (or per round trip)
 declare -A row_messages
+declare -A spread  # "row|design" -> the slowest run's time over the fastest's
 
 # messages_for DESIGNS_VAR S P C: the messages per run of a throughput row
 # for the designs of the array named DESIGNS_VAR: PEERS_MESSAGES, or a
@@ -374,6 +380,8 @@ measure() {
     result["$key|$d"]=$(median ${samples[$d]:-})
     # shellcheck disable=SC2086
     cpu["$key|$d"]=$(median ${cpu_samples[$d]:-})
+    # shellcheck disable=SC2086
+    spread["$key|$d"]=$(max_over_min ${samples[$d]:-})
   done
 }
 
@@ -393,11 +401,45 @@ throughput_rows() {
   done
 }
 
-# pingpong_row DESIGNS_VAR KEY: ping-pong at 24 bytes, PEERS_PINGPONG round trips.
+# pingpong_trips DESIGNS_VAR: the round trips per ping-pong run:
+# PEERS_PINGPONG, or a calibration as messages_for's (one run of 20000
+# round trips per design; the median design then takes ~target_ms and the
+# slowest at most max_ms; never fewer than 100000). A short run is decided
+# by where the scheduler happens to put the two threads for its few
+# milliseconds: on a VM its round trip can change fivefold from one run to
+# the next.
+pingpong_trips() {
+  local -n t_designs=$1
+  local d line med max n0=20000 least=100000
+  if [ -n "$pingpong_fixed" ]; then
+    echo "$pingpong_fixed"
+    return
+  fi
+  progress "ping-pong, size 24: calibrating"
+  local times=()
+  for d in "${t_designs[@]}"; do
+    line=$(run_one "$d" --pingpong --size=24 --messages="$n0")
+    [ -n "$line" ] && times+=("$(field ns_per_roundtrip "$line")")
+  done
+  if ((${#times[@]} == 0)); then
+    echo "$least"
+    return
+  fi
+  med=$(median "${times[@]}")
+  max=$(printf '%s\n' "${times[@]}" | sort -g | tail -1)
+  awk -v med="$med" -v max="$max" -v t="$target_ms" -v m="$max_ms" -v least="$least" \
+    'BEGIN {n = t * 1e6 / med; cap = m * 1e6 / max; if (n > cap) n = cap; if (n < least) n = least; if (n > 5000000) n = 5000000; printf "%d", n}'
+}
+
+# pingpong_row DESIGNS_VAR KEY: ping-pong at 24 bytes (round trips:
+# pingpong_trips, kept in row_messages[KEY]).
 pingpong_row() {
   local -n p_designs=$1
-  progress "ping-pong, size 24, $pingpong_n round trips x ${#p_designs[@]} designs x $reps reps"
-  measure "$2" ns_per_roundtrip cpu_ns_per_roundtrip "$1" --pingpong --size=24 --messages="$pingpong_n"
+  local n
+  n=$(pingpong_trips "$1")
+  row_messages["$2"]=$n
+  progress "ping-pong, size 24, $n round trips x ${#p_designs[@]} designs x $reps reps"
+  measure "$2" ns_per_roundtrip cpu_ns_per_roundtrip "$1" --pingpong --size=24 --messages="$n"
   row_index=$((row_index + 1))
 }
 
@@ -506,7 +548,7 @@ pingpong_table() {
   for b in "${p_bases[@]}"; do for q in "${p_peers[@]}"; do header+=" ${b#leanchan-}/$q |"; rule+="---:|"; done; done
   echo "$header"
   echo "$rule"
-  line="| $pingpong_n |"
+  line="| ${row_messages[$key]} |"
   for d in "${p_designs[@]}"; do
     v=${result[$key|$d]}
     line+=" $([ -n "$v" ] && awk -v v="$v" 'BEGIN {printf "%.0f", v}' || echo fail) | $(fmt_cpu "${cpu[$key|$d]:-}") |"
@@ -620,6 +662,56 @@ if ((${#task_designs[@]} > 0)); then
     echo "design's (> 1: leanchan faster)."
     echo
     pingpong_table "tasks|pingpong" task_designs task_bases task_peers
+  fi
+fi
+
+# The spread (docs/peers.md, "Reading the tables"): per design, the
+# slowest run over the fastest, as the median over a table's rows and at
+# its worst row, then the ping-pong's. A ratio between two designs that
+# lies within their spreads says less than its digits do.
+# $1: the key prefix ("" or "tasks|"); $2, $3: the names of the arrays of
+# rows and designs; $4: the ping-pong key.
+spread_table() {
+  local prefix=$1 pp_key=$4 d row key v worst worst_row
+  local -n s_rows=$2 s_designs=$3
+  echo "| design | median over rows | worst row | worst | ping-pong |"
+  echo "|---|---:|---|---:|---:|"
+  for d in "${s_designs[@]}"; do
+    local values=()
+    worst=""; worst_row="-"
+    for row in "${s_rows[@]}"; do
+      key="$prefix$row"
+      v=${spread[$key|$d]:-}
+      [ -n "$v" ] || continue
+      values+=("$v")
+      if [ -z "$worst" ] || awk -v a="$v" -v b="$worst" 'BEGIN {exit !(a > b)}'; then
+        worst=$v; worst_row="size ${row%% *}, P $(cut -d' ' -f2 <<<"$row"), cap ${row##* }"
+      fi
+    done
+    v=-
+    ((${#values[@]} > 0)) && v=$(awk -v m="$(median "${values[@]}")" 'BEGIN {printf "%.2f", m}')
+    echo "| $d | $v | $worst_row | ${worst:--} | ${spread[$pp_key|$d]:--} |"
+  done
+}
+if ((reps >= 2)); then
+  echo
+  echo "## Run-to-run spread"
+  echo
+  echo "How far apart the $reps runs of one configuration lie: the slowest"
+  echo "run's time over the fastest's (1.00: identical runs), per design, as"
+  echo "the median over the rows of a table and at its worst row. A ratio"
+  echo "between two designs within these spreads is not a result."
+  if ((grid > 0)); then
+    echo
+    echo "OS threads:"
+    echo
+    spread_table "" rows designs pingpong
+  fi
+  if ((${#task_designs[@]} > 0)); then
+    echo
+    echo "Tasks on two threads:"
+    echo
+    spread_table "tasks|" task_rows task_designs "tasks|pingpong"
   fi
 fi
 exit 0
