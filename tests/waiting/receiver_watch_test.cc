@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Which watch a blocking receive that finds nothing uses (docs/design.md,
-// "The deep watch"): the deep one in a channel of 16 slots or more after a
+// "The deep watch"): the deep one in a channel whose senders can run 64
+// messages or more ahead of the receiver (here b = 8: 71 slots) after a
 // run of two messages or more (taken by recv or drained by recv_many), the
 // doubling one otherwise. Observed with test points at the start of the
 // receiver's watch (kReceiverWatchesDeep, kReceiverWatchesShort); linked
@@ -65,7 +66,7 @@ bool watches_deep_after(std::size_t capacity, int backlog, Drain drain) {
 
 TEST(ReceiverWatch, ABacklogInADeepChannelSelectsTheDeepWatch) {
   EXPECT_TRUE(watches_deep_after(1024, 3, Drain::kRecv));
-  EXPECT_TRUE(watches_deep_after(16, 2, Drain::kRecv));
+  EXPECT_TRUE(watches_deep_after(71, 2, Drain::kRecv));
 }
 
 TEST(ReceiverWatch, AMessageThatCameAloneKeepsTheDoublingWatch) {
@@ -74,6 +75,8 @@ TEST(ReceiverWatch, AMessageThatCameAloneKeepsTheDoublingWatch) {
 
 TEST(ReceiverWatch, AShallowChannelNeverWatchesDeep) {
   EXPECT_FALSE(watches_deep_after(15, 3, Drain::kRecv));
+  EXPECT_FALSE(watches_deep_after(16, 3, Drain::kRecv));  // runway 9
+  EXPECT_FALSE(watches_deep_after(70, 3, Drain::kRecv));  // 63
 }
 
 TEST(ReceiverWatch, ABacklogDrainedByRecvManyCountsToo) {

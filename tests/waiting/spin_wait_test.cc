@@ -2,8 +2,8 @@
 // The receiver's watch before it sleeps (leanchan/internal/spin_wait.h):
 // the pauses between its looks, counted exactly with a counting pause, and
 // which watch a blocking receive selects (ChannelOps::watch_deep): the
-// deep one only in a channel of 16 slots or more, after a run of two
-// messages or more.
+// deep one only in a channel whose senders can run 64 messages or more
+// ahead of the receiver, after a run of two messages or more.
 #include "leanchan/internal/spin_wait.h"
 
 #include <gtest/gtest.h>
@@ -61,8 +61,9 @@ TEST(SpinWait, AWatchThatFindsItLooksNoFurther) {
   EXPECT_EQ(pauses, 2 * 64);
 }
 
-// The receiver of a channel of 16 slots or more may watch with the deep
-// budget; below that, never (whatever the block size).
+// The receiver of a channel whose senders can run 64 messages or more
+// ahead of it (the runway: C - b + 1, the receiver owing up to b - 1 of
+// the C slots) may watch with the deep budget; below that, never.
 template <std::size_t BlockSize>
 bool deep_for(std::uint32_t capacity) {
   using Ops = leanchan::internal::ChannelOps<int, BlockSize>;
@@ -74,14 +75,18 @@ bool deep_for(std::uint32_t capacity) {
   return deep;
 }
 
-TEST(SpinWait, TheCapacitySelectsTheReceiversWatch) {
-  EXPECT_EQ(leanchan::internal::kDeepReceiverCapacity, 16u);
+TEST(SpinWait, TheRunwaySelectsTheReceiversWatch) {
+  EXPECT_EQ(leanchan::internal::kDeepReceiverRunway, 64u);
   EXPECT_FALSE(deep_for<8>(1));
-  EXPECT_FALSE(deep_for<8>(15));
-  EXPECT_TRUE(deep_for<8>(16));
-  EXPECT_TRUE(deep_for<32>(16));
-  EXPECT_FALSE(deep_for<1>(15));
-  EXPECT_TRUE(deep_for<1>(1024));
+  EXPECT_FALSE(deep_for<8>(16));   // runway 9
+  EXPECT_FALSE(deep_for<32>(16));  // b = 16: runway 1
+  EXPECT_FALSE(deep_for<8>(70));   // 63
+  EXPECT_TRUE(deep_for<8>(71));    // 64
+  EXPECT_FALSE(deep_for<32>(94));  // 63
+  EXPECT_TRUE(deep_for<32>(95));   // 64
+  EXPECT_FALSE(deep_for<1>(63));
+  EXPECT_TRUE(deep_for<1>(64));
+  EXPECT_TRUE(deep_for<32>(1024));
 }
 
 // The watch after a run of messages taken by blocking receives: deep after

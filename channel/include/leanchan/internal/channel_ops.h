@@ -180,8 +180,9 @@ struct ChannelOps {
   // refreshed after each of those calls is always exact. release_when_empty
   // thus reads the shared line only when it may free something (why:
   // docs/design.md, "Found empty").
-  // `deep`: the channel holds kDeepReceiverCapacity messages or more (a
-  // constant, kept here so that the wait reads no shared line for it), so
+  // `deep`: a sender can run kDeepReceiverRunway messages or more ahead
+  // of the receiver (a constant, kept here so that the wait reads no
+  // shared line for it), so
   // the receiver may watch with kDeepReceiverWatch before it sleeps;
   // `run`: the messages its blocking receives (recv, recv_many) took
   // without a watch since its last watch began, the one that watch found
@@ -197,7 +198,8 @@ struct ChannelOps {
     std::uint8_t run = 0;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    const bool deep = state.capacity() >= kDeepReceiverCapacity;
+    // The runway (kDeepReceiverRunway): C - b + 1 slots.
+    const bool deep = state.capacity() - slots(state) + 1 >= kDeepReceiverRunway;
     // The claim position of a new channel (0, or where a test started it).
     return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, deep, 0};
   }

@@ -51,17 +51,25 @@ inline constexpr SpinBudget kFirstWaiterWatch = spin_budget_of(64, 16);
 // The receiver before it sleeps: doubling pauses, 1 + 2 + ... + 64 and then
 // 64 each, then yields.
 inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
-// The receiver of a channel of kDeepReceiverCapacity slots or more: 64
-// pauses (about 1 us where a pause takes 16 ns) before the second look and
-// each one after, so about 16 us of watching before the yields, where
-// kReceiverWatch makes about 11 (703 pauses). A sender
-// there can run ahead, and a receiver that looks again at once only pulls
-// the line that carries every message's ready bit (the block header) away
-// from the sender it waits for; after a longer pause it takes the messages
-// that arrived meanwhile in a row. (Below that capacity the sender cannot
-// get far ahead, and the longer pause would only add to each hand-off.)
+// The receiver of a channel whose senders can run kDeepReceiverRunway
+// messages or more ahead of it: 64 pauses (about 1 us where a pause takes
+// 16 ns, 2 us where it takes 30) before the second look and each one
+// after, so about 16 us of watching before the yields, where
+// kReceiverWatch makes about 11 (703 pauses). A sender there can run
+// ahead, and a receiver that looks again at once only pulls the line that
+// carries every message's ready bit (the block header) away from the
+// sender it waits for; after a longer pause it takes the messages that
+// arrived meanwhile in a row.
 inline constexpr SpinBudget kDeepReceiverWatch = spin_budget_of(16, 16, 64, 64);
-inline constexpr std::uint32_t kDeepReceiverCapacity = 16;
+// The runway: the slots a sender can fill before it waits for the
+// receiver, counted when the receiver owes the most (it gives a block's
+// permits back at the block's end, so up to b - 1 of the C slots may be
+// its own takes): C - b + 1. Below 64 a sender streaming at 30-60 ns a
+// message fills it within one deep pause and then waits, and both sides
+// take turns instead of overlapping (capacity 16 was deep before: without
+// the deep watch it moved 1.4-1.9x, with less CPU per message, in an
+// interleaved A/B run; docs/design.md, "The deep watch").
+inline constexpr std::uint32_t kDeepReceiverRunway = 64;
 // Looks after which the receiver's watch also asks whether the channel has
 // ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
 // longer than a sender that keeps up takes between two messages (in the
