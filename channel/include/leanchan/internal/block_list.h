@@ -69,8 +69,10 @@ class LEANCHAN_API BlockList : public ListLock {
   // under the lock. If it were not, the list would be extended here as a
   // fallback that ends the process when an allocation fails.
   BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Provisioning, lock-free: true if the tail block is numbered `tag` or later
-  // (the list is unlocked and not empty). seq_cst: the permit holder's
+  // Provisioning, lock-free: true if the list is unlocked and its word's
+  // tag is `tag` or later: the tail's, or for an empty list the tag two
+  // before the receiver's block, which covers no block a permit holder
+  // can need (ListLock::unlock). seq_cst: the permit holder's
   // half of the Dekker pair with release_if_drained_locked (which takes the lock,
   // then reads the permits in use).
   bool covers(std::uint32_t tag) const noexcept {

@@ -187,8 +187,9 @@ class LEANCHAN_API PermitWord {
   // position in the same CAS (kClaimed, `position` set) if the channel is
   // open, nobody waits, a slot is free and `covered(word)` says the
   // numbered blocks already reach the last position a permit in use can be
-  // given, this one counted, for the word as it is (Provisioning::
-  // last_position_bound_with). If only the blocks do not reach, takes the
+  // given, this one counted, for the word as it is (ChannelOps::
+  // try_push_fast: the claim position plus the slots in use, within the
+  // claim's block). If only the blocks do not reach, takes the
   // slot alone, as try_acquire would (kAcquired: the caller provides and
   // claims, as for any permit). kNotTaken (nothing changed) otherwise: the
   // caller takes the slot by the other paths, which handle each case.
@@ -204,9 +205,10 @@ class LEANCHAN_API PermitWord {
     // load. A word the receiver's release wrote (jump_position, under the
     // list lock), or one written after the receiver's seq_cst look at the
     // word under the lock (BlockList::unnumber_past_head_locked, which
-    // leaves it as it is), puts that lock's seq_cst RMW of the list word
-    // before this load in the single total order, so the check sees the
-    // lock or what the holder left, never the blocks it freed.
+    // leaves it as it is), puts that holder's seq_cst RMW of the list
+    // word (its fetch_or(0) after taking the lock, whose own CAS is only
+    // acquire) before this load in the single total order, so the check
+    // sees the lock or what the holder left, never the blocks it freed.
     Word word = word_.load(std::memory_order_seq_cst);
     for (;;) {
       if ((word & (kClosedBit | kSendersWaitBit)) != 0 || used_of(word) >= capacity) {
