@@ -330,9 +330,21 @@ declare -A spread  # "row|design" -> the slowest run's time over the fastest's
 # calibration (one short run of each design; N such that the median design
 # takes ~target_ms and the slowest at most max_ms); N/P a multiple of 32
 # (moodycamel, docs/peers.md).
+# calibration_samples DESIGNS_VAR FIELD ARGS...: one run of every design
+# of the array named DESIGNS_VAR with ARGS; prints FIELD of each run that
+# succeeded, one a line.
+calibration_samples() {
+  local -n c_designs=$1
+  local field_name=$2 d line
+  shift 2
+  for d in "${c_designs[@]}"; do
+    line=$(run_one "$d" "$@")
+    [ -n "$line" ] && field "$field_name" "$line"
+  done
+}
+
 messages_for() {
-  local -n m_designs=$1
-  local s=$2 p=$3 c=$4 unit=$((32 * $3)) n n0 d line med min
+  local s=$2 p=$3 c=$4 unit=$((32 * $3)) n n0 med min
   if [ -n "$fixed_messages" ]; then
     round_to "$fixed_messages" "$unit"
     return
@@ -340,10 +352,8 @@ messages_for() {
   progress "size=$s producers=$p capacity=$c: calibrating"
   n0=$(round_to 8192 "$unit")
   local rates=()
-  for d in "${m_designs[@]}"; do
-    line=$(run_one "$d" --producers="$p" --capacity="$c" --size="$s" --messages="$n0")
-    [ -n "$line" ] && rates+=("$(field msgs_per_sec "$line")")
-  done
+  mapfile -t rates < <(calibration_samples "$1" msgs_per_sec --producers="$p" --capacity="$c" \
+                         --size="$s" --messages="$n0")
   if ((${#rates[@]} == 0)); then
     echo "$n0"
     return
@@ -409,18 +419,14 @@ throughput_rows() {
 # milliseconds: on a VM its round trip can change fivefold from one run to
 # the next.
 pingpong_trips() {
-  local -n t_designs=$1
-  local d line med max n0=20000 least=100000
+  local med max n0=20000 least=100000
   if [ -n "$pingpong_fixed" ]; then
     echo "$pingpong_fixed"
     return
   fi
   progress "ping-pong, size 24: calibrating"
   local times=()
-  for d in "${t_designs[@]}"; do
-    line=$(run_one "$d" --pingpong --size=24 --messages="$n0")
-    [ -n "$line" ] && times+=("$(field ns_per_roundtrip "$line")")
-  done
+  mapfile -t times < <(calibration_samples "$1" ns_per_roundtrip --pingpong --size=24 --messages="$n0")
   if ((${#times[@]} == 0)); then
     echo "$least"
     return
