@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Which watch a blocking receive that finds nothing uses (docs/design.md,
 // "The deep watch"): the deep one in a channel whose senders can run 64
-// messages or more ahead of the receiver (here b = 8: 71 slots) after a
+// messages or more ahead of the receiver (kFirstDeep slots here) after a
 // run of two messages or more (taken by recv or drained by recv_many), the
 // doubling one otherwise. Observed with test points at the start of the
 // receiver's watch (kReceiverWatchesDeep, kReceiverWatchesShort); linked
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "leanchan/channel.h"
+#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
 
 namespace {
@@ -36,6 +37,10 @@ void count(TestPoint point) {
 }
 
 enum class Drain { kRecv, kRecvMany };
+
+// The smallest deep capacity with the 8-slot blocks used here: runway
+// C - 8 + 1 = kDeepReceiverRunway.
+constexpr std::size_t kFirstDeep = leanchan::internal::kDeepReceiverRunway + 8 - 1;
 
 // Queues `backlog` messages, takes them all (none needs a watch), then
 // receives once more while a sender waits for that receive to start
@@ -66,7 +71,7 @@ bool watches_deep_after(std::size_t capacity, int backlog, Drain drain) {
 
 TEST(ReceiverWatch, ABacklogInADeepChannelSelectsTheDeepWatch) {
   EXPECT_TRUE(watches_deep_after(1024, 3, Drain::kRecv));
-  EXPECT_TRUE(watches_deep_after(71, 2, Drain::kRecv));
+  EXPECT_TRUE(watches_deep_after(kFirstDeep, 2, Drain::kRecv));
 }
 
 TEST(ReceiverWatch, AMessageThatCameAloneKeepsTheDoublingWatch) {
@@ -76,7 +81,7 @@ TEST(ReceiverWatch, AMessageThatCameAloneKeepsTheDoublingWatch) {
 TEST(ReceiverWatch, AShallowChannelNeverWatchesDeep) {
   EXPECT_FALSE(watches_deep_after(15, 3, Drain::kRecv));
   EXPECT_FALSE(watches_deep_after(16, 3, Drain::kRecv));  // runway 9
-  EXPECT_FALSE(watches_deep_after(70, 3, Drain::kRecv));  // 63
+  EXPECT_FALSE(watches_deep_after(kFirstDeep - 1, 3, Drain::kRecv));
 }
 
 TEST(ReceiverWatch, ABacklogDrainedByRecvManyCountsToo) {

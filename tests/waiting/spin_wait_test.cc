@@ -75,17 +75,26 @@ bool deep_for(std::uint32_t capacity) {
   return deep;
 }
 
+// The smallest capacity that is deep with b-slot blocks (b <= capacity):
+// runway C - b + 1 = kDeepReceiverRunway.
+constexpr std::uint32_t first_deep(std::uint32_t b) {
+  return leanchan::internal::kDeepReceiverRunway + b - 1;
+}
+
 TEST(SpinWait, TheRunwaySelectsTheReceiversWatch) {
-  EXPECT_EQ(leanchan::internal::kDeepReceiverRunway, 64u);
+  // Both sides of the boundary, for three block sizes.
+  EXPECT_FALSE(deep_for<8>(first_deep(8) - 1));
+  EXPECT_TRUE(deep_for<8>(first_deep(8)));
+  EXPECT_FALSE(deep_for<32>(first_deep(32) - 1));
+  EXPECT_TRUE(deep_for<32>(first_deep(32)));
+  EXPECT_FALSE(deep_for<1>(first_deep(1) - 1));
+  EXPECT_TRUE(deep_for<1>(first_deep(1)));
+  // Capacity 16, which the first rule (16 slots or more) made deep: its
+  // runway is 9 with b = 8 and 1 with b = 16 (B = 32).
+  static_assert(first_deep(8) > 16 && first_deep(1) > 16);
+  EXPECT_FALSE(deep_for<8>(16));
+  EXPECT_FALSE(deep_for<32>(16));
   EXPECT_FALSE(deep_for<8>(1));
-  EXPECT_FALSE(deep_for<8>(16));   // runway 9
-  EXPECT_FALSE(deep_for<32>(16));  // b = 16: runway 1
-  EXPECT_FALSE(deep_for<8>(70));   // 63
-  EXPECT_TRUE(deep_for<8>(71));    // 64
-  EXPECT_FALSE(deep_for<32>(94));  // 63
-  EXPECT_TRUE(deep_for<32>(95));   // 64
-  EXPECT_FALSE(deep_for<1>(63));
-  EXPECT_TRUE(deep_for<1>(64));
   EXPECT_TRUE(deep_for<32>(1024));
 }
 

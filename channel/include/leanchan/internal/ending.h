@@ -39,7 +39,7 @@ class LEANCHAN_API Ending {
     if (state.is_closed()) state.notify_receiver();
   }
   // The receiver, before it sleeps, watches (kReceiverWatch, or with `deep`,
-  // for a channel of kDeepReceiverRunway or more, kDeepReceiverWatch)
+  // where senders can run kDeepReceiverRunway messages ahead, kDeepReceiverWatch)
   // until ready(context) says the message may be there: true. False when
   // the watch ends without it, or early, after kReceiverEndCheckAfter
   // looks, if the channel has ended (is_finished). The end is not asked at
