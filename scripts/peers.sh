@@ -55,7 +55,9 @@ single_messages="${PEERS_SINGLE_MESSAGES:-1048576}"
 target_ms="${PEERS_TARGET_MS:-150}"
 max_ms="${PEERS_MAX_MS:-1500}"
 pingpong_fixed="${PEERS_PINGPONG:-}"
-pingpong_n="${PEERS_PINGPONG:-20000}"  # 0: no ping-pong; else calibrated unless fixed
+# 1: run the ping-pong (round trips calibrated unless PEERS_PINGPONG fixes them); 0: skip it.
+pingpong=1
+[ "${PEERS_PINGPONG:-}" = 0 ] && pingpong=0
 run_timeout="${PEERS_TIMEOUT:-120}"
 jobs="${PEERS_JOBS:-$(nproc)}"
 grid="${PEERS_GRID:-1}"
@@ -67,7 +69,7 @@ sizes=${sizes//,/ }; producer_counts=${producer_counts//,/ }; capacities=${capac
 task_sizes=${task_sizes//,/ }; task_producer_counts=${task_producer_counts//,/ }
 task_capacities=${task_capacities//,/ }
 for v in "$reps" $sizes $producer_counts $capacities $fixed_messages "$single_messages" "$target_ms" "$max_ms" \
-         "$pingpong_n" "$run_timeout" "$jobs" "$grid" "$tasks" $task_sizes $task_producer_counts $task_capacities; do
+         ${pingpong_fixed:+"$pingpong_fixed"} "$run_timeout" "$jobs" "$grid" "$tasks" $task_sizes $task_producer_counts $task_capacities; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "peers.sh: '$v' is not a number (check REPS / PEERS_*)" >&2; exit 2; }
 done
 ((reps >= 1)) || { echo "peers.sh: REPS must be at least 1" >&2; exit 2; }
@@ -295,7 +297,7 @@ if ((${#task_designs[@]} > 0)); then
   done
 fi
 total_rows=$((${#rows[@]} + ${#task_rows[@]}))
-((pingpong_n > 0 && grid > 0)) && total_rows=$((total_rows + 1))
+((pingpong > 0 && grid > 0)) && total_rows=$((total_rows + 1))
 # The floor's single-thread rows: one per size, for the leanchan bases,
 # when the grid has capacity-1024 rows to set them against.
 single_sizes=()
@@ -303,7 +305,7 @@ if ((grid > 0 && ${#bases[@]} > 0)) && [[ " $capacities " == *" 1024 "* ]]; then
   read -r -a single_sizes <<<"$sizes"
 fi
 total_rows=$((total_rows + ${#single_sizes[@]}))
-((pingpong_n > 0 && ${#task_designs[@]} > 0)) && total_rows=$((total_rows + 1))
+((pingpong > 0 && ${#task_designs[@]} > 0)) && total_rows=$((total_rows + 1))
 # The floor under every figure: one cache line moved between the two
 # threads' cores (on a VM this moves with where they land; measured before
 # and after the grid, printed above the table).
@@ -463,11 +465,11 @@ single_rows() {
 }
 
 throughput_rows designs "" "${rows[@]}"
-((pingpong_n > 0 && grid > 0)) && pingpong_row designs pingpong
+((pingpong > 0 && grid > 0)) && pingpong_row designs pingpong
 single_rows
 if ((${#task_designs[@]} > 0)); then
   throughput_rows task_designs "tasks|" "${task_rows[@]}"
-  ((pingpong_n > 0)) && pingpong_row task_designs "tasks|pingpong"
+  ((pingpong > 0)) && pingpong_row task_designs "tasks|pingpong"
 fi
 handoff_after=$(handoff_ns)
 failures=$(wc -l <"$build_dir/failures")
@@ -574,7 +576,7 @@ if ((grid > 0)); then
   echo
   throughput_table "" rows designs bases peers
 
-  if ((pingpong_n > 0)); then
+  if ((pingpong > 0)); then
     echo
     echo "Ping-pong, 24-byte messages, two capacity-1 channels: ns per round trip"
     echo "(lower is better), each beside the process's CPU time per round trip"
@@ -629,7 +631,7 @@ floor_table() {
       echo "$line $([ -n "$worst" ] && awk -v w="$worst" -v f="$floor" 'BEGIN {printf "%.2f", w / f}' || echo -) |"
     done
   done
-  if ((pingpong_n > 0)); then
+  if ((pingpong > 0)); then
     for b in "${bases[@]}"; do
       v=${result[pingpong|$b]:-}
       [ -n "$v" ] || continue
@@ -642,7 +644,7 @@ floor_table() {
     done
   fi
 }
-((grid > 0)) && [[ " $capacities " == *" 1024 "* || "$pingpong_n" -gt 0 ]] && floor_table
+((grid > 0)) && [[ " $capacities " == *" 1024 "* || "$pingpong" -gt 0 ]] && floor_table
 
 # The task table: the same workload, every party a task on two threads.
 if ((${#task_designs[@]} > 0)); then
@@ -660,7 +662,7 @@ if ((${#task_designs[@]} > 0)); then
   echo "not the OS-thread ones, compare leanchan with Tokio tasks and goroutines."
   echo
   throughput_table "tasks|" task_rows task_designs task_bases task_peers
-  if ((pingpong_n > 0)); then
+  if ((pingpong > 0)); then
     echo
     echo "Ping-pong as tasks on two threads, 24-byte messages, two capacity-1"
     echo "channels: ns per round trip (lower is better) beside the CPU time per"
