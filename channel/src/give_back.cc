@@ -3,9 +3,25 @@
 #include "leanchan/internal/give_back.h"
 
 #include "leanchan/internal/position.h"
+#include "leanchan/internal/provisioning.h"
 #include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal {
+
+void GiveBack::clear_pending(ChannelState& state, const Locked& held) noexcept {
+  PermitWord& word = state.semaphore_.word();
+  // relaxed: a look under the lock, to skip the work when the bit is
+  // clear; a bit set after it stays set, which invariant P allows.
+  if (!PermitWord::pending_of(word.peek())) return;
+  const std::uint64_t slots = state.slots();
+  // Exact under the lock, as Provisioning::provide computes it: the
+  // returned position and the receiver's block word move only under it.
+  word.clear_pending_if_claimed(
+      Provisioning::returned_position(state.returned_low_.load(std::memory_order_relaxed),
+                                      state.claimed_position(),
+                                      state.blocks_.receiver_tag_locked(held), slots),
+      slots);
+}
 
 void GiveBack::give_back_taken(ChannelState& state) noexcept {
   BlockList& blocks = state.blocks_;
@@ -54,7 +70,9 @@ WaitNode* GiveBack::give_back_taken_locked(ChannelState& state, const Locked& he
   // seq_cst: before the permits go back (see last_position_bound): a
   // sender that counts them as free reads this position or a later one.
   state.returned_low_.store(position, std::memory_order_seq_cst);
-  return state.semaphore_.settle_locked(held, owed, woken);
+  WaitNode* const next = state.semaphore_.settle_locked(held, owed, woken);
+  clear_pending(state, held);
+  return next;
 }
 
 BlockHeader* GiveBack::finish_block(ChannelState& state, std::uint64_t block_number,
@@ -104,6 +122,10 @@ BlockHeader* GiveBack::finish_block(ChannelState& state, std::uint64_t block_num
   WaitNode* woken = nullptr;
   // after the block work: ceil(C/b)+1
   WaitNode* const next = state.semaphore_.settle_locked(held, owed, woken);
+  // relaxed: as clear_pending's look. The returned position is `index`.
+  if (PermitWord::pending_of(state.semaphore_.word().peek())) {
+    state.semaphore_.word().clear_pending_if_claimed(index, state.slots());
+  }
   blocks.unlock(held);
   LEANCHAN_TEST_POINT(kPermitsGivenBack);
   state.semaphore_.wake(woken, next);

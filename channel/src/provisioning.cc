@@ -24,4 +24,23 @@ bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexc
   return ok;
 }
 
+bool Provisioning::provide_next(ChannelState& state, const BlockLayout& layout) noexcept {
+  BlockList& blocks = state.blocks_;
+  const Locked held = blocks.lock();
+  // seq_cst: as provide's look at the permits in use.
+  const PermitWord::Word word = state.semaphore_.word().snapshot();
+  const std::uint32_t used = PermitWord::used_of(word);
+  bool ok = true;
+  if ((word & (PermitWord::kClosedBit | PermitWord::kSendersWaitBit)) == 0 &&
+      used < state.capacity()) {
+    const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
+    const std::uint64_t returned = returned_position(
+        low, PermitWord::position_of(word), blocks.receiver_tag_locked(held), layout.slots);
+    const std::uint64_t next = Positions::add(returned, used, layout.slots);
+    ok = blocks.extend_locked(held, block_tag(next / layout.slots), layout, false);
+  }
+  blocks.unlock(held);
+  return ok;
+}
+
 }  // namespace leanchan::internal

@@ -235,6 +235,7 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // without a grant).
   WaitNode** tail = &woken;
   WaitNode* first_granted = nullptr;  // the nodes granted by this call
+  bool granted = false;               // a slot handed over (PermitWord invariant P)
   if (!word_.is_closed()) {
     while (count > 0) {
       WaitNode* node = waiters_.first_sender();
@@ -242,6 +243,7 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
       std::uint32_t one = 1;
       std::uint32_t& needed = needed_of(node, one);
       const std::uint32_t given = std::min(count, needed);
+      granted = true;
       needed -= given;
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
@@ -261,7 +263,9 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // after close().
   WaitNode* const head = waiters_.first_sender();
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
-  word_.settle(count, head != nullptr, [&first_granted]() noexcept {
+  // Any slot handed over, a partial grant included, is a permit still to
+  // claim (PermitWord invariant P).
+  word_.settle(count, head != nullptr, granted, [&first_granted]() noexcept {
     std::uint32_t withdrawn = 0;
     for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
       withdrawn += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;

@@ -585,6 +585,19 @@ TEST(Explore, FastSendPushesAReservation) {
                [] { leanchan::explore_test::fast_send_pushes_a_reservation(); });
 }
 
+// A one-CAS send that numbers its block without a permit, racing a
+// release of the drained keep-none list.
+TEST(Explore, FastSendProvidesRacingARelease) {
+  run_scenario("fast send provides racing a release", 2,
+               [] { leanchan::explore_test::fast_send_provides_racing_a_release(); });
+}
+
+// The same with a reservation held throughout (the word's bit 3 set).
+TEST(Explore, FastSendPushesAReservationWhileOneIsHeld) {
+  run_scenario("fast send pushes a reservation while one is held", 2,
+               [] { leanchan::explore_test::fast_send_pushes_a_reservation_while_one_is_held(); });
+}
+
 // A one-CAS send whose word comes back after an un-numbering.
 TEST(Explore, FastSendPushesAReservationPastAnUnnumbering) {
   run_scenario("fast send pushes a reservation past an unnumbering", 2, [] {

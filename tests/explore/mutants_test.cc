@@ -132,10 +132,34 @@ TEST(ExploreMutant, ReleaseAtABoundaryLeavesTheWordAsItIs) {
 // position read beside the word: the word can come back to the same value
 // (a slot given back, one taken) while the returned position moves, and
 // the reservation its claim pushes on claims past every numbered block.
+// (With the word's bit 3 clear when the send looks, a reservation taken
+// meanwhile sets it and the word cannot come back: the scenario holds a
+// reservation throughout.)
 TEST(ExploreMutant, FastSendBoundFromTheReturnedPosition) {
   expect_caught(
       "fast send's bound from the returned position",
-      explore_with_env([] { leanchan::explore_test::fast_send_pushes_a_reservation(); }, 10));
+      explore_with_env(
+          [] { leanchan::explore_test::fast_send_pushes_a_reservation_while_one_is_held(); }, 10));
+}
+
+// Defect 12: a reservation takes its slot without setting the word's bit
+// 3, so a one-CAS send that looks before it checks only its own block and
+// its claim pushes the reservation on, past every numbered block.
+TEST(ExploreMutant, ReservationWithoutThePendingBit) {
+  expect_caught(
+      "reservation without the pending bit",
+      explore_with_env([] { leanchan::explore_test::fast_send_pushes_a_reservation(); }, 12));
+}
+
+// Defect 13: the receiver's give-back clears bit 3 without checking that
+// no permit is still to claim (here the give-back a second reservation
+// collects while the first is unclaimed): the word comes back to the
+// value the send read, bit 3 clear, and its claim pushes the first
+// reservation past every numbered block.
+TEST(ExploreMutant, SettlementClearsThePendingBitBlindly) {
+  expect_caught(
+      "settlement clears the pending bit blindly",
+      explore_with_env([] { leanchan::explore_test::fast_send_pushes_a_reservation(); }, 13));
 }
 
 // Defect 11: the one-CAS send checks that the bound's block is numbered,
@@ -149,6 +173,15 @@ TEST(ExploreMutant, FastSendBoundPastTheClaimsBlock) {
       explore_with_env(
           [] { leanchan::explore_test::fast_send_pushes_a_reservation_past_an_unnumbering(); },
           11));
+}
+
+// Defect 14: a send that numbered its block without a permit claims in
+// its second CAS without looking at the list again: the receiver freed
+// that block meanwhile (found empty, Retention::kKeepNone).
+TEST(ExploreMutant, ProvidedSendClaimsWithoutLookingAgain) {
+  expect_caught(
+      "provided send claims without looking again",
+      explore_with_env([] { leanchan::explore_test::fast_send_provides_racing_a_release(); }, 14));
 }
 
 }  // namespace

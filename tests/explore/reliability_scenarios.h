@@ -273,6 +273,68 @@ inline void fast_send_pushes_a_reservation() {
   explore::check(seen == expected, "every message sent arrives");
 }
 
+// A fast send that finds its block unnumbered and numbers it without a
+// permit (Provisioning::provide_next), racing the receiver, which finds
+// the channel empty and, under Retention::kKeepNone, frees every block
+// again: the send's second CAS must look at the list again (a release
+// moves the claim position, so a send that looked before it fails its
+// CAS). Nothing is left at the end but the control block.
+inline void fast_send_provides_racing_a_release() {
+  auto [tx, rx] = leanchan::channel<int, 2>(3, leanchan::Retention::kKeepNone);
+  explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "fill block 0");
+  explore::check(rx.recv() == 0 && rx.recv() == 1, "drain it: every block goes");
+  explore::check(rx.memory_usage() == 64, "nothing numbered");
+  auto tx2 = tx;
+  explore::spawn([&tx2] { explore::check(tx2.try_send(2).ok(), "the providing send"); });
+  auto first = rx.try_recv();  // empty or 2; finding it empty frees what the send numbered
+  explore::join_all();
+  explore::check(first.ok() ? first.value() == 2 : rx.recv() == 2, "the send's message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
+  explore::check(rx.memory_usage() == 64, "drained");
+}
+
+// fast_send_pushes_a_reservation with a reservation held throughout, so
+// that the permit word's bit 3 (a permit may wait to claim) is set before
+// the send looks and stays set: the word then comes back to the same
+// value, bit 3 included, and only the loose bound from the word alone
+// (the claim's slot plus the slots in use, within the claim's block) is
+// safe. Four-slot blocks, capacity 4: the send claims position 2, the
+// reservation it pushes on position 4, past the one numbered block.
+inline void fast_send_pushes_a_reservation_while_one_is_held() {
+  auto tx_rx = leanchan::channel<int, 4>(4);  // no structured binding: a lambda captures both
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  auto held = tx.try_reserve();  // a permit still to claim: bit 3 set
+  explore::check(static_cast<bool>(held), "the held reservation");
+  explore::check(tx.try_send(0).ok() && tx.try_send(1).ok(), "positions 0 and 1");
+  auto tx2 = tx;
+  bool fast_sent = false;
+  bool first_reserved = false;
+  bool second_reserved = false;
+  explore::spawn([&tx2, &fast_sent] { fast_sent = tx2.try_send(2).ok(); });
+  explore::spawn([&tx, &rx, &first_reserved, &second_reserved] {
+    explore::check(rx.recv() == 0, "position 0's message (owed)");
+    auto first = tx.try_reserve();
+    auto second = tx.try_reserve();  // full: collects message 0's slot if nobody did
+    first_reserved = static_cast<bool>(first);
+    second_reserved = static_cast<bool>(second);
+    if (first) first.send(4);
+    if (second) second.send(5);
+  });
+  explore::join_all();
+  held.send(3);
+  int seen = 0;
+  for (auto m = rx.try_recv(); m.ok(); m = rx.try_recv()) {
+    const int v = m.value();
+    explore::check(v >= 1 && v <= 5 && (seen & (1 << v)) == 0, "each message once");
+    seen |= 1 << v;
+  }
+  const int expected = 1 << 1 | 1 << 3 | (fast_sent ? 1 << 2 : 0) | (first_reserved ? 1 << 4 : 0) |
+                       (second_reserved ? 1 << 5 : 0);
+  explore::check(seen == expected, "every message sent arrives");
+  explore::check(fast_sent || first_reserved, "a free slot was taken");
+}
+
 // A fast send between its check and its CAS while the receiver
 // un-numbers the block after its own (provided for a reservation since
 // dropped; the word does not change) and then gives back what it owed,

@@ -119,9 +119,9 @@ class FailingResource : public std::pmr::memory_resource {
   }
 };
 
-// A send's permit is counted, its block cannot be allocated; the receiver
-// closed and armed meanwhile (from inside the failing allocation): the
-// permit going back with kNoMemory ends the channel.
+// A reservation's permit is counted, its block cannot be allocated; the
+// receiver closed and armed meanwhile (from inside the failing
+// allocation): the permit going back with kNoMemory ends the channel.
 TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
   FailingResource resource;
   auto channel = leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});  // not bound: Clang 14 cannot capture a binding
@@ -137,9 +137,39 @@ TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
     receiver.close();
     EXPECT_FALSE(receiver.arm_notifier()) << "the failing send's permit is still counted";
   };
-  EXPECT_EQ(tx.try_send(1).status(), leanchan::SendStatus::kNoMemory);
+  EXPECT_FALSE(static_cast<bool>(tx.try_reserve()));
   EXPECT_EQ(resource.before_failing, nullptr) << "the allocation was not reached";
   EXPECT_EQ(g_receiver_calls.load(), 1) << "the armed receiver was not told of the end";
+  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
+  rx.clear_notifier();
+}
+
+// A send that finds its block unnumbered numbers it before it takes a
+// permit (the one-CAS send): a receiver that closes from inside the
+// failing allocation finds the channel ended at once, and the send fails
+// with kNoMemory, its value back.
+TEST(EndedWakeup, ASendNumberingItsBlockHoldsNoPermit) {
+  FailingResource resource;
+  auto channel = leanchan::channel<int, 8>(
+      1, leanchan::ChannelOptions{.memory =
+                                      &resource});  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  Notifier notifier{&on_receiver, nullptr};
+  rx.set_notifier(notifier);
+  g_receiver_calls = 0;
+  using Rx = leanchan::Receiver<int, 8>;
+  resource.context = &rx;
+  resource.before_failing = [](void* context) {
+    auto& receiver = *static_cast<Rx*>(context);
+    receiver.close();
+    EXPECT_TRUE(receiver.arm_notifier()) << "a permit is counted for a block being numbered";
+  };
+  auto result = tx.try_send(7);
+  EXPECT_EQ(result.status(), leanchan::SendStatus::kNoMemory);
+  EXPECT_EQ(result.value(), 7);
+  EXPECT_EQ(resource.before_failing, nullptr) << "the allocation was not reached";
+  EXPECT_EQ(g_receiver_calls.load(), 0) << "the notifier was never armed";
   EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
   rx.clear_notifier();
 }

@@ -84,6 +84,8 @@ class Sender {
       case Ops::FastSend::kSent: return SendResult<T>::success();
       case Ops::FastSend::kAcquired:
         return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+      case Ops::FastSend::kNoMemory:
+        return push_if(internal::PermitOutcome::kNoMemory, std::move(value));
       case Ops::FastSend::kNotTaken: break;
     }
     return push_if(state()->try_acquire_permits(1), std::move(value));
@@ -263,6 +265,8 @@ class Sender {
       case Ops::FastSend::kSent: return SendResult<T>::success();
       case Ops::FastSend::kAcquired:
         return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+      case Ops::FastSend::kNoMemory:
+        return push_if(internal::PermitOutcome::kNoMemory, std::move(value));
       case Ops::FastSend::kNotTaken: break;
     }
     const auto outcome = state()->acquire_permit_for(&value, &Sender::push_erased, deadline);

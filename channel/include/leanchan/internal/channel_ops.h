@@ -108,20 +108,28 @@ struct ChannelOps {
   // no sender waits, the channel is open, a slot is free and the numbered
   // blocks already reach the last position a permit in use can be given,
   // this one counted (so nothing is provided: provisioning.h); then writes
-  // and publishes as push (kSent). When only the blocks do not reach, the
-  // same CAS takes the permit alone (kAcquired, `value` untouched: the
-  // caller provides and pushes, as for any permit). kNotTaken, nothing
-  // changed, otherwise: the caller takes a permit by the other paths,
-  // which handle each case.
-  enum class FastSend : std::uint8_t { kSent, kAcquired, kNotTaken };
+  // and publishes as push (kSent). When only the blocks do not reach and
+  // no permit is still to claim, the send numbers its block under the
+  // lock without a permit (Provisioning::provide_next) and tries once
+  // more; when they still do not, the same CAS takes the permit alone
+  // (kAcquired, `value` untouched: the caller provides and pushes, as for
+  // any permit). kNoMemory, nothing taken, if that numbering could not
+  // allocate. kNotTaken, nothing changed, otherwise: the caller takes a
+  // permit by the other paths, which handle each case.
+  enum class FastSend : std::uint8_t { kSent, kAcquired, kNoMemory, kNotTaken };
   static FastSend try_push_fast(ChannelState& state, T& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     const auto covered = [&state, block_slots](PermitWord::Word word) noexcept {
-    // The bound (the claim position plus the slots in use,
-    // Provisioning::last_position_bound_with) must lie in the block of
-    // the claim position itself, and that block be numbered: the claim's
-    // slot plus the slots in use stays below b (M is a multiple of b, so
-    // no wrap splits a block). A later block would not do: the list past
+    // With no permit still to claim (the word's bit 3 clear: PermitWord
+    // invariant P), the last position a permit in use can be given, this
+    // one counted, is the claim position itself: its block must be
+    // numbered, nothing more. The word then says all the check needs, so
+    // a word that comes back to the same value means the same bound.
+    // Otherwise the bound is loose: the claim position plus the slots in
+    // use (Provisioning::last_position_bound_with), which must lie in the
+    // block of the claim position itself, and that block be numbered: the
+    // claim's slot plus the slots in use stays below b (M is a multiple
+    // of b, so no wrap splits a block). A later block would not do: the list past
     // the receiver's block can be un-numbered without the word changing
     // (BlockList::unnumber_past_head_locked), and the word can then come
     // back to the value read here (the receiver gives back what it owed,
@@ -139,15 +147,29 @@ struct ChannelOps {
       }
 #endif
       const auto [number, slot] = place(PermitWord::position_of(word), block_slots);
-      return slot + PermitWord::used_of(word) < block_slots &&
+      return (!PermitWord::pending_of(word) || slot + PermitWord::used_of(word) < block_slots) &&
              state.blocks().covers(block_tag(number));
     };
     std::uint64_t position = 0;
-    switch (state.try_acquire_and_claim(covered, position)) {
+    PermitWord::Fast fast = state.try_acquire_and_claim(covered, false, position);
+    if (fast == PermitWord::Fast::kUncovered) {
+      if (!Provisioning::provide_next(state, layout(state, block_slots))) {
+        return FastSend::kNoMemory;
+      }
+#if defined(LEANCHAN_EXPLORE)
+      if (explore::mutant() == 14) {  // the explorer's self-test: no second look at the list
+        fast = state.try_acquire_and_claim([](PermitWord::Word) noexcept { return true; }, true,
+                                           position);
+      } else
+#endif
+        fast = state.try_acquire_and_claim(covered, true, position);
+    }
+    switch (fast) {
       case PermitWord::Fast::kClaimed:
         write(state, position, std::move(value));
         return FastSend::kSent;
       case PermitWord::Fast::kAcquired: return FastSend::kAcquired;
+      case PermitWord::Fast::kUncovered:
       case PermitWord::Fast::kNotTaken: break;
     }
     return FastSend::kNotTaken;

@@ -137,12 +137,19 @@ class LEANCHAN_API ChannelState {
 
   // ---- Positions (position.h) -------------------------------------------------
   // A permit holder claims the next position (PermitWord::claim).
-  std::uint64_t claim_position() noexcept { return semaphore_.word().claim(slots()); }
+  std::uint64_t claim_position() noexcept {
+#if defined(LEANCHAN_TEST_POINTS)
+    LEANCHAN_TEST_POINT(kClaimedWithAPermit);
+#endif
+    return semaphore_.word().claim(slots());
+  }
   // An ordinary send's permit and position in one CAS, when `covered`
   // (PermitWord::try_acquire_and_claim; ChannelOps::try_push_fast).
   template <class Covered>
-  PermitWord::Fast try_acquire_and_claim(Covered covered, std::uint64_t& position) noexcept {
-    return semaphore_.word().try_acquire_and_claim(capacity(), slots(), covered, position);
+  PermitWord::Fast try_acquire_and_claim(Covered covered, bool take_uncovered,
+                                         std::uint64_t& position) noexcept {
+    return semaphore_.word().try_acquire_and_claim(capacity(), slots(), covered, take_uncovered,
+                                                   position);
   }
   // The claim position: every position before it is claimed (seq_cst, the
   // receiver's re-check: PermitWord::claimed).

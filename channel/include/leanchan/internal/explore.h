@@ -54,6 +54,17 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    sender needs.
 // 8: take_grant redeems a slot without waiting for the firing to end, so
 //    its owner may free the notifier while the firer still writes to it.
+// 9: a release of the drained list at a block boundary leaves the permit
+//    word as it is, so a one-CAS send that looked before it claims in a
+//    freed block.
+// 10, 11: the one-CAS send's bound from the returned position read beside
+//    the word (10), or checked in the bound's block, not the claim's (11).
+// 12: a reservation takes its slot without the permit word's bit 3 (a
+//    permit may wait to claim).
+// 13: the receiver's give-back clears bit 3 without comparing the slots
+//    in use with the positions claimed since the returned position.
+// 14: a send that numbered its block without a permit claims in its
+//    second CAS without looking at the list again.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

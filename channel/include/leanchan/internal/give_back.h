@@ -75,6 +75,11 @@ class LEANCHAN_API GiveBack {
   // returns what settle_locked returns.
   static WaitNode* give_back_taken_locked(ChannelState& state, const Locked& held, bool raise_want,
                                           WaitNode*& woken) noexcept;
+  // Under the lock, after a give-back: clears the permit word's bit 3 (a
+  // permit may wait to claim) if none does, from the returned position
+  // rebuilt exactly (PermitWord::clear_pending_if_claimed); a load when
+  // the bit is clear.
+  static void clear_pending(ChannelState& state, const Locked& held) noexcept;
 };
 
 }  // namespace leanchan::internal

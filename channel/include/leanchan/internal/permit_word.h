@@ -6,8 +6,9 @@
 //
 //   bits [63..29] the claim position: the next position a message gets,
 //                 modulo M (position.h)
-//        [28..3]  slots in use: queued messages, outstanding permits, and
+//        [28..4]  slots in use: queued messages, outstanding permits, and
 //                 slots already handed to waiting senders
+//        [3]      a permit may wait to claim (below)
 //        [2]      closed watchers wait in the queue
 //        [1]      senders wait in the queue
 //        [0]      closed
@@ -22,6 +23,17 @@
 // - The claim position moves only forward: by one per claim (claim), or to
 //   a later block boundary when the receiver releases the drained list
 //   (jump_position). Every other RMW keeps it.
+// - Invariant P: while bit 3 is clear, every slot in use belongs to a
+//   claimed position (a message queued, or a take the receiver has not
+//   given back): no permit is out that will still claim. So the slots in
+//   use are the claim position minus the returned position, and the last
+//   position a permit in use can be given is the claim position itself.
+//   Every RMW that takes a slot without claiming it sets bit 3 in the
+//   same RMW (try_acquire, acquire_or_queue, the fast path's kAcquired,
+//   a settlement that grants); only a list-lock holder that knows the
+//   returned position exactly clears it (clear_pending_if_claimed after
+//   the receiver's give-back, jump_position), and every other RMW keeps it. A clear bit is what
+//   lets the one-CAS send check only its own block (ChannelOps::try_push_fast).
 //
 // This type holds the word and its operations; the protocol that moves
 // slots to waiters (hand-off, cancellation, close) is the Semaphore's,
@@ -49,7 +61,8 @@ class LEANCHAN_API PermitWord {
   static constexpr Word kClosedBit = 1;
   static constexpr Word kSendersWaitBit = 2;
   static constexpr Word kClosedWatchBit = 4;
-  static constexpr Word kUsedUnit = 8;
+  static constexpr Word kPendingBit = 8;
+  static constexpr Word kUsedUnit = 16;
   static constexpr unsigned kPositionShift = 64 - Positions::kPositionBits;
   static constexpr Word kPositionUnit = Word{1} << kPositionShift;
   static constexpr Word kLowMask = kPositionUnit - 1;  // the flags and the slots in use
@@ -57,6 +70,8 @@ class LEANCHAN_API PermitWord {
     return static_cast<std::uint32_t>((word & kLowMask) / kUsedUnit);
   }
   static constexpr std::uint64_t position_of(Word word) noexcept { return word >> kPositionShift; }
+  // Invariant P: false means no permit in use is still to claim.
+  static constexpr bool pending_of(Word word) noexcept { return (word & kPendingBit) != 0; }
 
   // ---- Lock-free --------------------------------------------------------------
   // Takes `count` slots if they are free and nobody waits.
@@ -131,8 +146,10 @@ class LEANCHAN_API PermitWord {
   // `senders_wait` says, in one CAS. If that CAS finds the channel closed,
   // `withdraw()` is called once first (it withdraws the grants just made
   // and returns how many slots they held), so no grant outlives a close.
+  // Bit 3 (invariant P) is kept, and set if this settlement `granted` any
+  // slot to a waiter (a grant is a permit still to claim).
   template <class Withdraw>
-  void settle(std::uint32_t count, bool senders_wait, Withdraw withdraw) noexcept {
+  void settle(std::uint32_t count, bool senders_wait, bool granted, Withdraw withdraw) noexcept {
     Word word = word_.load(std::memory_order_relaxed);
     bool withdrawn = false;
     for (;;) {
@@ -140,11 +157,38 @@ class LEANCHAN_API PermitWord {
         count += withdraw();
         withdrawn = true;
       }
-      const Word next =
-          ((word - count * kUsedUnit) & ~kSendersWaitBit) | (senders_wait ? kSendersWaitBit : 0);
+      const Word next = ((word - count * kUsedUnit) & ~kSendersWaitBit) |
+                        (senders_wait ? kSendersWaitBit : 0) | (granted ? kPendingBit : 0);
       // seq_cst: as try_release.
       if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
+        return;
+      }
+    }
+  }
+  // Under the list lock, with `returned` the returned position exactly
+  // (GiveBack, after the receiver's give-back): clears bit 3 if every
+  // slot in use belongs to a claimed position, the claim position minus
+  // `returned` (invariant P); nothing otherwise. One CAS, only when the
+  // bit is set and can clear: the word it expects is the one it judged.
+  // seq_cst: as every RMW of this word that a one-CAS send's check
+  // relies on (try_acquire_and_claim).
+  void clear_pending_if_claimed(std::uint64_t returned, std::uint64_t slots) noexcept {
+    Word word = word_.load(std::memory_order_seq_cst);
+    for (;;) {
+      if (!pending_of(word)) return;
+#if defined(LEANCHAN_EXPLORE)
+      // The explorer's mutant 13: cleared whatever is still to claim.
+      const bool claimed_all =
+          explore::mutant() == 13 ||
+          used_of(word) == Positions::distance(position_of(word), returned, slots);
+#else
+      const bool claimed_all =
+          used_of(word) == Positions::distance(position_of(word), returned, slots);
+#endif
+      if (!claimed_all) return;
+      if (word_.compare_exchange_weak(word, word & ~kPendingBit, std::memory_order_seq_cst,
+                                      std::memory_order_seq_cst)) {
         return;
       }
     }
@@ -196,10 +240,13 @@ class LEANCHAN_API PermitWord {
   // The check runs before the CAS, so every change to the list that could
   // make it false changes this word too (or cannot matter to this send):
   // docs/design.md, "One CAS for a send".
-  enum class Fast : std::uint8_t { kClaimed, kAcquired, kNotTaken };
+  // With `take_uncovered` false, a send that would take the slot alone
+  // takes nothing when bit 3 is clear (kUncovered): it can number its
+  // block first and try again (Provisioning::provide_next).
+  enum class Fast : std::uint8_t { kClaimed, kAcquired, kUncovered, kNotTaken };
   template <class Covered>
   Fast try_acquire_and_claim(std::uint32_t capacity, std::uint64_t slots, Covered covered,
-                             std::uint64_t& position) noexcept {
+                             bool take_uncovered, std::uint64_t& position) noexcept {
     // seq_cst (here and on a failed CAS): the check in covered() must
     // come after every list change whose permit-word access precedes this
     // load. A word the receiver's release wrote (jump_position, under the
@@ -215,9 +262,11 @@ class LEANCHAN_API PermitWord {
         return Fast::kNotTaken;
       }
       const bool claims = covered(word);
+      if (!claims && !take_uncovered && !pending_of(word)) return Fast::kUncovered;
+      // A slot taken alone is a permit still to claim: bit 3 (invariant P).
       const Word next = claims ? ((word + kUsedUnit) & kLowMask) |
                                      Positions::next(position_of(word), slots) << kPositionShift
-                               : word + kUsedUnit;
+                               : (word + kUsedUnit) | kPendingBit;
       // seq_cst: try_acquire's reasons (the acquire half reads the releases
       // that freed the slot; the permit is in the single total order
       // before this sender's later loads) and claim's (the claim before its
@@ -246,7 +295,15 @@ class LEANCHAN_API PermitWord {
     Word word = word_.load(std::memory_order_seq_cst);
     for (;;) {
       if (position_of(word) != index || used_of(word) > taken) return false;
-      const Word next = (word & kLowMask) | boundary << kPositionShift;
+      // Every slot in use is one of the receiver's takes (they go back in
+      // the same critical section): none is still to claim, so bit 3
+      // clears (invariant P).
+      Word next = (word & kLowMask & ~kPendingBit) | boundary << kPositionShift;
+#if defined(LEANCHAN_EXPLORE)
+      // The explorer's mutant 9 (BlockList::release_if_drained_locked):
+      // a release that keeps the position leaves the whole word as it is.
+      if (explore::mutant() == 9 && boundary == index) next = word;
+#endif
       if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
                                       std::memory_order_seq_cst)) {
         return true;
@@ -274,7 +331,8 @@ class LEANCHAN_API PermitWord {
 };
 
 static_assert(sizeof(PermitWord) == 8, "leanchan: the permit word is one word");
-static_assert(PermitWord::used_of(PermitWord::kLowMask) >= (std::uint32_t{1} << 25) - 1,
+static_assert(PermitWord::used_of(PermitWord::kLowMask) >= (std::uint32_t{1} << 25) - 1 &&
+                  PermitWord::used_of(PermitWord::kPendingBit) == 0,
               "leanchan: the slots in use must count to kMaxCapacity and beyond");
 
 }  // namespace leanchan::internal

@@ -45,6 +45,10 @@ enum class TestPoint {
   // kDeepReceiverWatch, or with kReceiverWatch.
   kReceiverWatchesDeep,
   kReceiverWatchesShort,
+  // ChannelState::claim_position: a holder of a permit taken earlier
+  // claims its position (the two-step send, a reservation's send), not
+  // the one-CAS send (tests count how often a workload takes two steps).
+  kClaimedWithAPermit,
 };
 
 // Where the positions of a channel created from now on start (ChannelState's
