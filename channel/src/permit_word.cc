@@ -34,6 +34,10 @@ PermitOutcome PermitWord::try_acquire(std::uint32_t count, std::uint32_t capacit
 
 PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
                                                   std::uint32_t capacity) noexcept {
+  Word pending_bit = kPendingBit;
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 16) pending_bit = 0;  // the explorer's self-test: the bit forgotten
+#endif
   // One CAS both checks the word and sets the waiting bit: a release either
   // ran before it (and this CAS sees the freed slot) or after it (and sees
   // the bit, so it takes the lock and hands the slot to the queue).
@@ -43,7 +47,7 @@ PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
     const std::uint32_t used = used_of(word);
     if ((word & kSendersWaitBit) == 0 && used + count <= capacity) {
       // seq_cst: as in try_acquire; bit 3 as there.
-      if (word_.compare_exchange_weak(word, (word + count * kUsedUnit) | kPendingBit,
+      if (word_.compare_exchange_weak(word, (word + count * kUsedUnit) | pending_bit,
                                       std::memory_order_seq_cst, std::memory_order_relaxed)) {
         return {PermitOutcome::kAcquired, count};
       }
@@ -56,7 +60,7 @@ PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
     // seq_cst: the slots taken now come from releases, as above. Slots
     // taken now are permits still to claim (bit 3); so is what a waiter is
     // granted later (settle sets the bit then).
-    const Word pending = taken != 0 ? kPendingBit : 0;
+    const Word pending = taken != 0 ? pending_bit : 0;
     if (word_.compare_exchange_weak(word, (word + taken * kUsedUnit) | kSendersWaitBit | pending,
                                     std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return {PermitOutcome::kFull, taken};

@@ -265,6 +265,9 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
   // Any slot handed over, a partial grant included, is a permit still to
   // claim (PermitWord invariant P).
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 15) granted = false;  // the explorer's self-test: grants unmarked
+#endif
   word_.settle(count, head != nullptr, granted, [&first_granted]() noexcept {
     std::uint32_t withdrawn = 0;
     for (WaitNode* node = first_granted; node != nullptr; node = node->next) {

@@ -184,4 +184,21 @@ TEST(ExploreMutant, ProvidedSendClaimsWithoutLookingAgain) {
       explore_with_env([] { leanchan::explore_test::fast_send_provides_racing_a_release(); }, 14));
 }
 
+// Defect 15: a settlement hands a slot to a waiting sender without
+// setting bit 3: the grant is a permit still to claim, and a one-CAS send
+// that checks only its own block pushes it past the numbered blocks.
+TEST(ExploreMutant, GrantWithoutThePendingBit) {
+  expect_caught(
+      "grant without the pending bit",
+      explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 15, 1));
+}
+
+// Defect 16: a blocking send that finds a slot free takes it in
+// acquire_or_queue without bit 3, with the same result.
+TEST(ExploreMutant, QueueingAcquireWithoutThePendingBit) {
+  expect_caught(
+      "queueing acquire without the pending bit",
+      explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 16, 1));
+}
+
 }  // namespace

@@ -65,6 +65,8 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    in use with the positions claimed since the returned position.
 // 14: a send that numbered its block without a permit claims in its
 //    second CAS without looking at the list again.
+// 15: a settlement that hands slots to waiters leaves bit 3 as it is.
+// 16: a waiting sender's acquire_or_queue takes its slots without bit 3.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on
