@@ -117,6 +117,15 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   return block;
 }
 
+bool BlockList::watch_while_locked() const noexcept {
+  // relaxed: a hint; the caller's next check (covers) is the seq_cst look.
+  const auto unlocked = [this] {
+    return (list_word_.load(std::memory_order_relaxed) & ListWord::kLocked) == 0;
+  };
+  if (unlocked()) return false;
+  return watch(kOpenBlockWatch, unlocked);
+}
+
 bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLayout& layout,
                               bool senders_wait) noexcept {
   // A block that becomes the head here (the first block of an empty list,
@@ -143,8 +152,10 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
       // Reuse in place: the only block is fully consumed and kept its
-      // number (Retention::kKeepNone with a permit out; under the other
-      // policies the receiver renumbered it when it finished it). Before
+      // number (Retention::kKeepNone with a permit out, or a send numbering
+      // its block without a permit just after that permit went back:
+      // Provisioning::provide_next; under the other policies the receiver
+      // renumbered it when it finished it). Before
       // any spare, as finish_block_locked's reuse.
       renumber_in_place(tail, next_tag, want);
       continue;

@@ -26,6 +26,14 @@ bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexc
 
 bool Provisioning::provide_next(ChannelState& state, const BlockLayout& layout) noexcept {
   BlockList& blocks = state.blocks_;
+  // The send's check may have failed only because the list was locked
+  // (the receiver finishing a block): watch the holder leave and look
+  // again, as open_block does, before taking the lock. relaxed: the
+  // caller's second CAS checks again from a seq_cst load.
+  if (blocks.watch_while_locked()) {
+    const std::uint64_t claim = PermitWord::position_of(state.semaphore_.word().peek());
+    if (blocks.covers(block_tag(claim / layout.slots))) return true;
+  }
   const Locked held = blocks.lock();
   // seq_cst: as provide's look at the permits in use.
   const PermitWord::Word word = state.semaphore_.word().snapshot();

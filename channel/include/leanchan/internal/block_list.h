@@ -86,6 +86,12 @@ class LEANCHAN_API BlockList : public ListLock {
   // consistent, and later claims use them).
   bool extend_locked(const Locked& held, std::uint32_t tag, const BlockLayout& layout,
                      bool senders_wait) noexcept;
+  // A sender whose check failed (covers): if the list is locked, watches
+  // it briefly (kOpenBlockWatch) until it is not, and returns true if it
+  // then is unlocked (the sender looks again without the lock); false at
+  // once if it was not locked (the block is really not numbered), or if
+  // the holder kept it through the watch.
+  bool watch_while_locked() const noexcept;
 
   // ---- The receiver -----------------------------------------------------------
   BlockHeader* head() const noexcept {

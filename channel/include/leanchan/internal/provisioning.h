@@ -73,12 +73,12 @@ class LEANCHAN_API Provisioning {
   static bool provide(ChannelState& state, const BlockLayout& layout) noexcept;
   // Under the lock, for a send that holds no permit yet and found its
   // claim's block unnumbered with no permit still to claim (PermitWord::
-  // Fast::kUncovered): numbers blocks up to the one of the position the
-  // next permit would be given (the returned position plus the slots in
-  // use), if a slot is free and the channel open; nothing otherwise. The
-  // send then tries its one CAS again. Within the ceil(C/b)+1 bound: that
-  // position lies less than C after the returned position. False if an
-  // allocation failed: the send fails with kNoMemory, nothing taken.
+  // Fast::kUncovered; or the list locked: then it first watches the
+  // holder leave, and returns at once if the block is there): numbers blocks up to the one of the
+  // position the next permit would be given (the returned position plus the slots in use), if a
+  // slot is free and the channel open; nothing otherwise. The send then tries its one CAS again.
+  // Within the ceil(C/b)+1 bound: that position lies less than C after the returned position. False
+  // if an allocation failed: the send fails with kNoMemory, nothing taken.
   static bool provide_next(ChannelState& state, const BlockLayout& layout) noexcept;
   // The last position `permits` permits in use can be given, from the
   // returned position's low 16 bits `low` and the claim position `claimed`.
