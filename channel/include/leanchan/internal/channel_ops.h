@@ -138,8 +138,9 @@ struct ChannelOps {
     // the receiver's block at any un-numbering (nothing is claimed past
     // the receiver's index then), which stays; a release moves the
     // claim position, which fails the CAS. (FastSendPushesAReservation-
-    // PastAnUnnumbering; mutants 10 and 11 check the bound's block
-    // instead.)
+    // PastAnUnnumbering, where mutant 11 checks the bound's block
+    // instead; FastSendPushesAReservationWhileOneIsHeld, where mutant 10
+    // computes the bound from the returned position read beside the word.)
 #if defined(LEANCHAN_EXPLORE)
       if (explore::mutant() == 10 || explore::mutant() == 11) {
         const std::uint64_t last = Provisioning::last_position_bound_with(state, word);

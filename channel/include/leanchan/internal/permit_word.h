@@ -30,9 +30,11 @@
 //   position a permit in use can be given is the claim position itself.
 //   Every RMW that takes a slot without claiming it sets bit 3 in the
 //   same RMW (try_acquire, acquire_or_queue, the fast path's kAcquired,
-//   a settlement that grants); only a list-lock holder that knows the
-//   returned position exactly clears it (clear_pending_if_claimed after
-//   the receiver's give-back, jump_position), and every other RMW keeps it. A clear bit is what
+//   a settlement that grants); only a list-lock holder clears it: after
+//   the receiver's give-back, knowing the returned position exactly
+//   (clear_pending_if_claimed), or in the release of a drained list, where
+//   every slot in use is a take of the receiver's, given back in the same
+//   critical section (jump_position). Every other RMW keeps it. A clear bit is what
 //   lets the one-CAS send check only its own block (ChannelOps::try_push_fast).
 //
 // This type holds the word and its operations; the protocol that moves
