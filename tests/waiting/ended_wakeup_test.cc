@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory_resource>
 #include <new>
+#include <utility>
 
 #include "leanchan/channel.h"
 
@@ -22,7 +23,9 @@ using leanchan::Notifier;
 using leanchan::RecvStatus;
 
 std::atomic<int> g_receiver_calls{0};
-void on_receiver(void*) noexcept { g_receiver_calls.fetch_add(1); }
+void on_receiver(void*) noexcept {
+  g_receiver_calls.fetch_add(1);
+}
 void on_sender(void*) noexcept {}
 
 // Closes the channel with `holds` still holding the only slot, arms the
@@ -119,29 +122,41 @@ class FailingResource : public std::pmr::memory_resource {
   }
 };
 
+// The receiver closes the channel and arms its notifier from inside the
+// channel's failing block allocation; `armed` records whether it armed
+// (arm_notifier returns true, armed nothing, when the channel has ended).
+struct CloseInsideAFailingAllocation {
+  using Rx = leanchan::Receiver<int, 8>;
+  FailingResource resource;  // declared first: outlives the channel
+  std::pair<leanchan::Sender<int, 8>, Rx> channel =
+      leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});
+  Notifier notifier{&on_receiver, nullptr};
+  inline static bool armed = false;
+
+  CloseInsideAFailingAllocation() {
+    channel.second.set_notifier(notifier);
+    g_receiver_calls = 0;
+    armed = false;
+    resource.context = &channel.second;
+    resource.before_failing = [](void* context) {
+      auto& receiver = *static_cast<Rx*>(context);
+      receiver.close();
+      armed = !receiver.arm_notifier();
+    };
+  }
+  ~CloseInsideAFailingAllocation() { channel.second.clear_notifier(); }
+};
+
 // A reservation's permit is counted, its block cannot be allocated; the
 // receiver closed and armed meanwhile (from inside the failing
 // allocation): the permit going back with kNoMemory ends the channel.
 TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
-  FailingResource resource;
-  auto channel = leanchan::channel<int, 8>(1, leanchan::ChannelOptions{.memory = &resource});  // not bound: Clang 14 cannot capture a binding
-  auto& tx = channel.first;
-  auto& rx = channel.second;
-  Notifier notifier{&on_receiver, nullptr};
-  rx.set_notifier(notifier);
-  g_receiver_calls = 0;
-  using Rx = leanchan::Receiver<int, 8>;
-  resource.context = &rx;
-  resource.before_failing = [](void* context) {
-    auto& receiver = *static_cast<Rx*>(context);
-    receiver.close();
-    EXPECT_FALSE(receiver.arm_notifier()) << "the failing send's permit is still counted";
-  };
-  EXPECT_FALSE(static_cast<bool>(tx.try_reserve()));
-  EXPECT_EQ(resource.before_failing, nullptr) << "the allocation was not reached";
+  CloseInsideAFailingAllocation test;
+  EXPECT_FALSE(static_cast<bool>(test.channel.first.try_reserve()));
+  EXPECT_EQ(test.resource.before_failing, nullptr) << "the allocation was not reached";
+  EXPECT_TRUE(CloseInsideAFailingAllocation::armed) << "the failing permit was not counted";
   EXPECT_EQ(g_receiver_calls.load(), 1) << "the armed receiver was not told of the end";
-  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
-  rx.clear_notifier();
+  EXPECT_EQ(test.channel.second.try_recv().status(), RecvStatus::kDisconnected);
 }
 
 // A send that finds its block unnumbered numbers it before it takes a
@@ -149,29 +164,15 @@ TEST(EndedWakeup, PermitsGivenBackForNoMemoryWakeTheReceiver) {
 // failing allocation finds the channel ended at once, and the send fails
 // with kNoMemory, its value back.
 TEST(EndedWakeup, ASendNumberingItsBlockHoldsNoPermit) {
-  FailingResource resource;
-  auto channel = leanchan::channel<int, 8>(
-      1, leanchan::ChannelOptions{.memory =
-                                      &resource});  // not bound: Clang 14 cannot capture a binding
-  auto& tx = channel.first;
-  auto& rx = channel.second;
-  Notifier notifier{&on_receiver, nullptr};
-  rx.set_notifier(notifier);
-  g_receiver_calls = 0;
-  using Rx = leanchan::Receiver<int, 8>;
-  resource.context = &rx;
-  resource.before_failing = [](void* context) {
-    auto& receiver = *static_cast<Rx*>(context);
-    receiver.close();
-    EXPECT_TRUE(receiver.arm_notifier()) << "a permit is counted for a block being numbered";
-  };
-  auto result = tx.try_send(7);
+  CloseInsideAFailingAllocation test;
+  auto result = test.channel.first.try_send(7);
   EXPECT_EQ(result.status(), leanchan::SendStatus::kNoMemory);
   EXPECT_EQ(result.value(), 7);
-  EXPECT_EQ(resource.before_failing, nullptr) << "the allocation was not reached";
+  EXPECT_EQ(test.resource.before_failing, nullptr) << "the allocation was not reached";
+  EXPECT_FALSE(CloseInsideAFailingAllocation::armed)
+      << "a permit is counted for a block being numbered";
   EXPECT_EQ(g_receiver_calls.load(), 0) << "the notifier was never armed";
-  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
-  rx.clear_notifier();
+  EXPECT_EQ(test.channel.second.try_recv().status(), RecvStatus::kDisconnected);
 }
 
 }  // namespace
