@@ -13,14 +13,8 @@ void GiveBack::clear_pending(ChannelState& state, const Locked& held) noexcept {
   // relaxed: a look under the lock, to skip the work when the bit is
   // clear; a bit set after it stays set, which invariant P allows.
   if (!PermitWord::pending_of(word.peek())) return;
-  const std::uint64_t slots = state.slots();
-  // Exact under the lock, as Provisioning::provide computes it: the
-  // returned position and the receiver's block word move only under it.
   word.clear_pending_if_claimed(
-      Provisioning::returned_position(state.returned_low_.load(std::memory_order_relaxed),
-                                      state.claimed_position(),
-                                      state.blocks_.receiver_tag_locked(held), slots),
-      slots);
+      Provisioning::returned_locked(state, held, state.claimed_position()), state.slots());
 }
 
 void GiveBack::give_back_taken(ChannelState& state) noexcept {

@@ -80,6 +80,13 @@ class LEANCHAN_API Provisioning {
   // Within the ceil(C/b)+1 bound: that position lies less than C after the returned position. False
   // if an allocation failed: the send fails with kNoMemory, nothing taken.
   static bool provide_next(ChannelState& state, const BlockLayout& layout) noexcept;
+  // Under the lock: the returned position, exactly (it and the receiver's
+  // block word move only under the lock), for a claim position `claimed`.
+  static std::uint64_t returned_locked(const ChannelState& state, const Locked& held,
+                                       std::uint64_t claimed) noexcept {
+    return returned_position(state.returned_low_.load(std::memory_order_seq_cst), claimed,
+                             state.blocks_.receiver_tag_locked(held), state.slots());
+  }
   // The last position `permits` permits in use can be given, from the
   // returned position's low 16 bits `low` and the claim position `claimed`.
   static std::uint64_t bound(const ChannelState& state, std::uint32_t permits, std::uint64_t low,
