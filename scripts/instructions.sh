@@ -47,6 +47,7 @@ scripts/setup.sh >&2
 work=build-instructions
 configure=(-DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF -DLEANCHAN_BUILD_REPORT=OFF
            -DLEANCHAN_BUILD_EXAMPLES=OFF)
+mkdir -p "$work"  # a fresh clone has none: the build logs go there
 sides=(new)
 if [[ -n "$base" ]]; then
   sides=(base new)
