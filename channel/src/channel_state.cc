@@ -164,11 +164,6 @@ void ChannelState::destroy(ChannelState* state) noexcept {
   resource->deallocate(both, sizeof(ChannelStateWithResource), kControlAlignment);
 }
 
-std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
-  if (!has_resource()) return nullptr;
-  return reinterpret_cast<const ChannelStateWithResource*>(this)->resource;
-}
-
 ChannelState::RegistryLink* ChannelState::registry_link() noexcept {
   if (!registered()) return nullptr;
   return &reinterpret_cast<RegisteredChannelState*>(this)->link;

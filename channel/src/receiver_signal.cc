@@ -34,12 +34,8 @@ void await_callback(Atomic<std::uint32_t>& state, std::uint32_t firing,
 
 }  // namespace
 
-void ReceiverSignal::notify(const WaiterQueue& waiters) noexcept {
-  // seq_cst: the sender's publishing RMW (ready bit, sender count or permit
-  // word) precedes this load in the single total order, and the receiver's
-  // announcement (or arming) precedes its re-check: one of the two sees the
-  // other.
-  std::uint32_t event = event_.load(std::memory_order_seq_cst);
+void ReceiverSignal::tell(std::uint32_t event, const WaiterQueue& waiters) noexcept {
+  // seq_cst CAS: as notify's load, for the value it replaces.
   while (event == kSleeping || event == kArmed || event == kFiringRearm) {
     std::uint32_t next = kIdle;
     if (event == kArmed) next = kFiring;

@@ -63,7 +63,23 @@ class LEANCHAN_API BlockList : public ListLock {
   // (A sender claims its position from the permit word: PermitWord::claim.)
   // The tail block if it is numbered `tag`, read without the lock
   // (seqlock); null if the lock is held, the tail differs, or none exists.
-  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept;
+  // Inline: every send's write calls it.
+  BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept {
+    // A seqlock read: the word before and after the pointer must agree
+    // (unlocked, same tag). The tail only ever moves forward and every move
+    // changes the tag, so agreement means the pointer is the block numbered
+    // `tag`, and the caller's unconsumed slot in it keeps it alive.
+    const std::uint32_t before = list_word_.load(std::memory_order_acquire);
+    if ((before & ListWord::kLocked) != 0 || ListWord::tag_of(before) != tag) return nullptr;
+    // acquire: pairs with the writer's release store of tail_block_. If this
+    // reads a pointer stored inside a locked section, that section's locking
+    // RMW happens-before the re-read below, which then sees the lock bit or a
+    // later word (whose tag differs if the tail moved).
+    BlockHeader* tail = tail_block_.load(std::memory_order_acquire);
+    const std::uint32_t after = list_word_.load(std::memory_order_relaxed);
+    if (((before ^ after) & ~ListWord::kContended) != 0) return nullptr;
+    return tail;
+  }
   // Finds the block numbered `block_number` (it is numbered already: see
   // provisioning.h), waiting briefly for a lock holder (kOpenBlockWatch), then
   // under the lock. If it were not, the list would be extended here as a

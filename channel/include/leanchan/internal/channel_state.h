@@ -298,6 +298,13 @@ struct ChannelStateWithResource {
 };
 static_assert(offsetof(ChannelStateWithResource, resource) == 64);
 
+// Inline: a send computes a block's layout, which names the resource, at
+// every block it numbers.
+inline std::pmr::memory_resource* ChannelState::memory_resource() const noexcept {
+  if (!has_resource()) return nullptr;
+  return reinterpret_cast<const ChannelStateWithResource*>(this)->resource;
+}
+
 // Registered: the registry's link follows the resource pointer.
 struct RegisteredChannelState {
   ChannelState state;

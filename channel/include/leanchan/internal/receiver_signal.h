@@ -35,7 +35,15 @@ class LEANCHAN_API ReceiverSignal {
  public:
   // A sender, after its publishing RMW: wakes the sleeping
   // receiver or fires the armed notifier (found first in `waiters`).
-  void notify(const WaiterQueue& waiters) noexcept;
+  // Inline, since every send calls it and nearly always finds nobody to
+  // tell. seq_cst: the sender's publishing RMW (ready bit, sender count or
+  // permit word) precedes this load in the single total order, and the
+  // receiver's announcement (or arming) precedes its re-check: one of the
+  // two sees the other.
+  void notify(const WaiterQueue& waiters) noexcept {
+    const std::uint32_t event = event_.load(std::memory_order_seq_cst);
+    if (event == kSleeping || event == kArmed || event == kFiringRearm) tell(event, waiters);
+  }
 
   // Receiver side.
   // Announce a sleep (disarming the notifier first); the caller then
@@ -60,6 +68,9 @@ class LEANCHAN_API ReceiverSignal {
   static constexpr std::uint32_t kFiringRearm = 5;
   static constexpr std::uint32_t kFiringRearmEvent = 6;
 
+  // notify's work once its load found someone to tell: `event` is the
+  // word as it read it.
+  void tell(std::uint32_t event, const WaiterQueue& waiters) noexcept;
   void fire(const WaiterQueue& waiters) noexcept;
 
   Atomic<std::uint32_t> event_{kIdle};
