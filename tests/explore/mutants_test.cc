@@ -201,4 +201,14 @@ TEST(ExploreMutant, QueueingAcquireWithoutThePendingBit) {
       explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 16, 1));
 }
 
+// Defect 17: the receiver's give-back at a block's end subtracts its slots
+// from the word without looking at the queue: a sender queued for a slot
+// is never handed one (nor woken), and with bit 1 left set no other send
+// takes the slot either.
+TEST(ExploreMutant, SettlementIgnoresTheQueue) {
+  expect_caught(
+      "settlement ignores the queue",
+      explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 17, 1));
+}
+
 }  // namespace

@@ -67,6 +67,8 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //    second CAS without looking at the list again.
 // 15: a settlement that hands slots to waiters leaves bit 3 as it is.
 // 16: a waiting sender's acquire_or_queue takes its slots without bit 3.
+// 17: a settlement under the lock takes the no-waiter path (one subtraction)
+//     with a sender queued, so the slots go to the free count, not to it.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

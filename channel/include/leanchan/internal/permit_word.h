@@ -144,6 +144,13 @@ class LEANCHAN_API PermitWord {
   void clear_watched() noexcept {
     word_.fetch_and(~kClosedWatchBit, std::memory_order_relaxed);  // relaxed: under the lock
   }
+  // Under the list lock, with no sender queued (so bit 1 is clear and
+  // stays so: it changes only under the lock): `count` slots back to the
+  // free count, every other bit as it is. What settle computes then, in one
+  // RMW that a racing send's CAS cannot make fail. seq_cst: as try_release.
+  void release_unqueued(std::uint32_t count) noexcept {
+    word_.fetch_sub(count * kUsedUnit, std::memory_order_seq_cst);
+  }
   // Records a settlement: `count` slots back to the free count and bit 1 as
   // `senders_wait` says, in one CAS. If that CAS finds the channel closed,
   // `withdraw()` is called once first (it withdraws the grants just made

@@ -85,7 +85,10 @@ class LEANCHAN_API Semaphore {
   // Returns a queued thread waiter to nudge (now first in line), or null.
   WaitNode* settle_locked(const Locked& held, std::uint32_t count, WaitNode*& woken) noexcept;
   // After the unlock: wakes what settle_locked granted, and nudges `next`.
-  void wake(WaitNode* woken, WaitNode* next) noexcept;
+  // Inline, since nearly every give-back has nothing to wake.
+  void wake(WaitNode* woken, WaitNode* next) noexcept {
+    if (woken != nullptr || next != nullptr) wake_nodes(woken, next);
+  }
 
   // ---- Send notifiers (kSend nodes) --------------------------------------------
   // kHoldsSlot if the node holds a grant, kArmed if it is queued already;
@@ -125,6 +128,7 @@ class LEANCHAN_API Semaphore {
   void detach_receive_locked(const Locked&) noexcept { waiters_.detach_receive(); }
 
  private:
+  void wake_nodes(WaitNode* woken, WaitNode* next) noexcept;  // wake's work
   // Waits until `node` has left the firing phases (its waker is done).
   static std::uint32_t await_firing(WaitNode* node) noexcept;
   // A queued thread waiter waits for its outcome (await_outcome's loop);
