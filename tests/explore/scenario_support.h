@@ -149,26 +149,38 @@ class ExploreExecutor final : public Executor {
   internal::Atomic<std::uint32_t> pending_{0};
 };
 
-// Explores `scenario` and reports: schedules, bound, time (printed for the
-// record), and the failing trace if any. LEANCHAN_EXPLORE_BOUND overrides
-// the preemption bound (a deeper run on a big machine);
-// LEANCHAN_EXPLORE_REPLAY runs one recorded schedule.
-inline explore::Result explore_with_env(const std::function<void()>& scenario, int mutant,
-                                        int bound = 2) {
+// The options a scenario runs with: `bound` unless LEANCHAN_EXPLORE_BOUND
+// overrides it (a deeper run on a big machine: scripts/explore_deep.sh),
+// the default schedule budget unless LEANCHAN_EXPLORE_SCHEDULES raises it
+// (a deeper bound needs more schedules), and LEANCHAN_EXPLORE_REPLAY to run
+// one recorded schedule.
+inline explore::Options options_from_env(int mutant, int bound) {
   explore::Options options;
   options.mutant = mutant;
   options.preemption_bound = bound;
   if (const char* deeper = std::getenv("LEANCHAN_EXPLORE_BOUND")) {
     options.preemption_bound = std::atoi(deeper);
   }
+  if (const char* budget = std::getenv("LEANCHAN_EXPLORE_SCHEDULES")) {
+    options.max_schedules = std::atol(budget);
+  }
   if (const char* replay = std::getenv("LEANCHAN_EXPLORE_REPLAY")) options.replay = replay;
-  return explore::explore(scenario, options);
+  return options;
+}
+
+// Explores `scenario` and reports: schedules, bound, time (printed for the
+// record), and the failing trace if any.
+inline explore::Result explore_with_env(const std::function<void()>& scenario, int mutant,
+                                        int bound = 2) {
+  return explore::explore(scenario, options_from_env(mutant, bound));
 }
 
 inline void run_scenario(const std::string& name, int bound,
                          const std::function<void()>& scenario) {
-  const explore::Result result = explore_with_env(scenario, 0, bound);
-  std::printf("[explore] %s (preemption bound %d): %s\n", name.c_str(), bound,
+  const explore::Options options = options_from_env(0, bound);
+  const explore::Result result = explore::explore(scenario, options);
+  // The bound it ran under, which the environment may have raised.
+  std::printf("[explore] %s (preemption bound %d): %s\n", name.c_str(), options.preemption_bound,
               result.summary().c_str());
   EXPECT_TRUE(result.ok) << result.summary();
   EXPECT_TRUE(result.complete) << result.summary();
