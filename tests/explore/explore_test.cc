@@ -567,6 +567,12 @@ TEST(Explore, WantBitOnARenumberedBlock) {
                [] { leanchan::explore_test::want_bit_on_a_renumbered_block(); });
 }
 
+// A cancelled send notifier, then give-backs that must find bit 1 clear.
+TEST(Explore, CancelledNotifierThenGiveBack) {
+  run_scenario("cancelled notifier, then give-back", 2,
+               [] { leanchan::explore_test::cancelled_notifier_then_give_back(); });
+}
+
 // A one-CAS send racing the release of a drained keep-none list.
 TEST(Explore, FastSendRacingARelease) {
   run_scenario("fast send racing a release", 2,

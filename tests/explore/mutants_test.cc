@@ -211,4 +211,13 @@ TEST(ExploreMutant, SettlementIgnoresTheQueue) {
       explore_with_env([] { leanchan::explore_test::want_bit_on_a_renumbered_block(); }, 17, 1));
 }
 
+// Defect 18: the same one-subtraction settlement whenever no sender is
+// queued, without reading bit 1: a cancelled notifier's bit survives, and
+// the last send finds "senders wait" with the slot free.
+TEST(ExploreMutant, SettlementTrustsAnEmptyQueue) {
+  expect_caught(
+      "settlement trusts an empty queue",
+      explore_with_env([] { leanchan::explore_test::cancelled_notifier_then_give_back(); }, 18, 2));
+}
+
 }  // namespace

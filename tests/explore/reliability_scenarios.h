@@ -399,6 +399,30 @@ inline void redeemed_notifier_goes_at_once() {
   explore::join_all();
 }
 
+// A send notifier queued on a full one-slot channel is cancelled while a
+// blocking send may be queueing behind it (cancel_notify's settlement of
+// nothing is what clears bit 1 if the queue is then empty); then the
+// receiver takes both messages, and each take's give-back must hand the
+// slot to the blocked send or to the free count. A settlement that trusted
+// an empty queue alone would keep a stale bit 1: the last send, finding
+// "senders wait", could not take the free slot.
+inline void cancelled_notifier_then_give_back() {
+  auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  explore::check(tx.try_send(0).ok(), "fill the only slot");
+  Event event;
+  Notifier notifier(&Event::fire, &event);
+  explore::check(tx.notify_when_room(notifier) == RoomStatus::kArmed, "the notifier queues");
+  auto tx2 = tx;
+  explore::spawn([&tx2] { explore::check(tx2.send(2).ok(), "the blocking send"); });
+  (void)tx.cancel_notify(notifier);
+  explore::check(rx.recv() == 0 && rx.recv() == 2, "FIFO, each message once");
+  explore::join_all();
+  explore::check(tx.try_send(3).ok(), "the slot is free again");
+  explore::check(rx.recv() == 3, "the last message");
+}
+
 }  // namespace leanchan::explore_test
 
 #endif  // LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_

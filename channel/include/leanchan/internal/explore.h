@@ -69,6 +69,8 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 // 16: a waiting sender's acquire_or_queue takes its slots without bit 3.
 // 17: a settlement under the lock takes the no-waiter path (one subtraction)
 //     with a sender queued, so the slots go to the free count, not to it.
+// 18: the same path taken whenever the queue is empty, bit 1 unread: a
+//     bit left set by a cancelled waiter survives the settlement.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on
