@@ -233,15 +233,19 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // A sender whose need is met leaves the queue with a grant. Once the
   // channel is closed nothing is handed over (close() wakes everyone
   // without a grant).
-  // Nobody queued and bit 1 clear (the common case: every block's
-  // give-back): the slots go back to the free count in one RMW. Both
-  // halves count: bit 1 may still be set with the queue empty, after a
-  // cancel or a timed-out wait removed the last sender (that removal's
-  // own settlement, on the general path, clears it). A closed watcher
-  // alone in the queue is not a sender: it changes neither bit 1 nor the
-  // count.
-  bool unqueued = waiters_.first_sender() == nullptr && !word_.senders_wait();
+  // Bit 1 clear (the common case: every block's give-back): no sender is
+  // queued, since every critical section that links a sender sets the bit
+  // and only a settlement or close that leaves none queued clears it; the
+  // slots go back to the free count in one RMW. The queue alone would not
+  // do: a cancel or a timed-out wait that removed the last sender leaves
+  // it empty with bit 1 still set, and that removal's own settlement, on
+  // the general path, clears the bit. A closed watcher is not a sender:
+  // it changes neither bit 1 nor the count.
+  bool unqueued = !word_.senders_wait();
 #if defined(LEANCHAN_EXPLORE)
+  if (unqueued && waiters_.first_sender() != nullptr) {
+    explore::report_violation("a sender is queued while bit 1 is clear");
+  }
   if (explore::mutant() == 17) unqueued = true;  // the explorer's self-test: the queue ignored
   if (explore::mutant() == 18) unqueued = waiters_.first_sender() == nullptr;  // bit 1 ignored
 #endif
