@@ -416,8 +416,11 @@ inline void cancelled_notifier_then_give_back() {
   explore::check(tx.notify_when_room(notifier) == RoomStatus::kArmed, "the notifier queues");
   auto tx2 = tx;
   explore::spawn([&tx2] { explore::check(tx2.send(2).ok(), "the blocking send"); });
-  (void)tx.cancel_notify(notifier);
+  // The slot stays full until the first take below: nothing can have
+  // fired the notifier, so the cancel finds it queued.
+  explore::check(tx.cancel_notify(notifier), "the cancel finds the notifier queued");
   explore::check(rx.recv() == 0 && rx.recv() == 2, "FIFO, each message once");
+  explore::check(event.fired.load() == 0, "a cancelled notifier never fires");
   explore::join_all();
   explore::check(tx.try_send(3).ok(), "the slot is free again");
   explore::check(rx.recv() == 3, "the last message");
