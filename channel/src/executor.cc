@@ -99,7 +99,8 @@ void ManualExecutor::stop() noexcept {
 // Where a task of this pool is, under State::mutex:
 //   - idle: queued false; `next` is stale (nullptr, or the tag of the worker
 //     that last ran it, whose `running` is no longer it);
-//   - in the FIFO (head..tail): queued true, `next` the link;
+//   - in one of the two queues (`arrived`, `displaced`): queued true, `next`
+//     the link;
 //   - in worker W's next slot: queued true, W.slot == task, `next` W's tag;
 //   - running on W: W.running == task, `next` W's tag; queued false, or true
 //     with W.rerun (scheduled again while it runs: W queues it when the run
@@ -109,19 +110,70 @@ void ManualExecutor::stop() noexcept {
 // a run returns the worker compares pointers only, unless W.rerun says the
 // task is queued. `queued` is the task's own field, accessed through
 // atomic_ref so that cancel() may read it without the lock.
+//
+// The two queues differ only in who is woken for them: a task that arrives
+// from outside the pool (or a rerun) wakes a sleeper; a task displaced from
+// a worker's slot wakes nobody, because the worker that displaced it is
+// awake and takes it soon, unless more than kQuietBacklog of them wait.
 
 namespace {
 
 // Tags a worker's address into a task's `next` (workers are aligned, links
 // to tasks never carry the bit).
 constexpr std::uintptr_t kWorkerTag = 1;
-// Runs in a row from a worker's next slot, while the FIFO has tasks waiting,
-// after which the worker serves the FIFO first.
+// Runs in a row from a worker's next slot, while a queue has tasks waiting,
+// after which the worker serves the queues first.
 constexpr int kSlotStreak = 16;
+// Displaced tasks that may wait with no worker woken for them: a channel's
+// blocked senders readied by one receive loop (each one displaces the
+// previous from the slot) stay on the receiver's worker up to this many.
+constexpr std::size_t kQuietBacklog = ThreadPoolExecutor::kQuietBacklog;
 
 std::atomic_ref<bool> queued_flag(ExecutorTask& task) noexcept {
   return std::atomic_ref<bool>(task.queued);
 }
+
+// An intrusive FIFO of tasks linked through `next`, under the pool's lock.
+struct TaskQueue {
+  ExecutorTask* head = nullptr;
+  ExecutorTask* tail = nullptr;
+  std::size_t length = 0;
+
+  bool empty() const noexcept { return head == nullptr; }
+  void push(ExecutorTask& task) noexcept {
+    task.next = nullptr;
+    if (tail != nullptr)
+      tail->next = &task;
+    else
+      head = &task;
+    tail = &task;
+    ++length;
+  }
+  ExecutorTask* pop() noexcept {
+    ExecutorTask* task = head;
+    if (task == nullptr) return nullptr;
+    head = task->next;
+    if (head == nullptr) tail = nullptr;
+    --length;
+    return task;
+  }
+  // True if `task` was here (and is now out, its link cleared).
+  bool unlink(ExecutorTask& task) noexcept {
+    ExecutorTask* previous = nullptr;
+    for (ExecutorTask* node = head; node != nullptr; previous = node, node = node->next) {
+      if (node != &task) continue;
+      if (previous != nullptr)
+        previous->next = node->next;
+      else
+        head = node->next;
+      if (tail == node) tail = previous;
+      --length;
+      task.next = nullptr;
+      return true;
+    }
+    return false;
+  }
+};
 
 }  // namespace
 
@@ -130,7 +182,8 @@ struct ThreadPoolExecutor::Worker {
   ExecutorTask* running = nullptr;  // the task this worker runs now
   ExecutorTask* slot = nullptr;     // the next slot: runs when `running` returns
   bool rerun = false;               // `running` was scheduled again while it ran
-  int streak = 0;                   // slot runs in a row while the FIFO waited
+  bool displaced_first = false;     // which queue this worker serves next when both wait
+  int streak = 0;                   // slot runs in a row while a queue waited
   std::thread thread;
 };
 
@@ -154,43 +207,22 @@ struct ThreadPoolExecutor::State {
     return &workers[(at - first) / sizeof(Worker)];
   }
 
-  void push_locked(ExecutorTask& task) noexcept {
-    task.next = nullptr;
-    if (tail != nullptr)
-      tail->next = &task;
-    else
-      head = &task;
-    tail = &task;
-    // relaxed: a hint for watching workers, which take the lock before
-    // they touch the FIFO.
-    size.store(size.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  // The queued tasks, for watching workers: relaxed, a hint (they take the
+  // lock before they touch a queue); written under the lock.
+  void publish_size_locked() noexcept {
+    size.store(arrived.length + displaced.length, std::memory_order_relaxed);
   }
-  ExecutorTask* pop_locked() noexcept {
-    ExecutorTask* task = head;
-    if (task == nullptr) return nullptr;
-    head = task->next;
-    if (head == nullptr) tail = nullptr;
-    size.store(size.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);  // as above
-    return task;
-  }
-  void unlink_locked(ExecutorTask& task) noexcept {
-    ExecutorTask* previous = nullptr;
-    for (ExecutorTask* node = head; node != nullptr; previous = node, node = node->next) {
-      if (node != &task) continue;
-      if (previous != nullptr)
-        previous->next = node->next;
-      else
-        head = node->next;
-      if (tail == node) tail = previous;
-      size.store(size.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);  // as above
-      break;
-    }
-    task.next = nullptr;
+  bool queues_empty_locked() const noexcept { return arrived.empty() && displaced.empty(); }
+  // Whether a worker that takes a task owes a wake-up to the tasks still
+  // queued: one that arrived waits, or more displaced ones than
+  // kQuietBacklog.
+  bool backlog_locked() const noexcept {
+    return !arrived.empty() || displaced.length > kQuietBacklog;
   }
 
-  // After a task entered the FIFO: true if the caller must wake a sleeper
-  // (after unlocking). None while a worker watches (it will take the task)
-  // or a wake-up is already on its way for every sleeper that could come.
+  // After a task was queued: true if the caller must wake a sleeper (after
+  // unlocking). None while a worker watches (it will take the task) or a
+  // wake-up is already on its way for every sleeper that could come.
   bool wake_needed_locked() noexcept {
     if (searching != 0 || sleeping <= waking) return false;
     ++waking;
@@ -203,29 +235,33 @@ struct ThreadPoolExecutor::State {
   void wake_one() noexcept { internal::futex_wake(wake_word, 1); }
 
   // The next task for `worker`: its slot first (unless it has served the
-  // slot kSlotStreak times in a row while the FIFO waited), then the FIFO.
+  // slot kSlotStreak times in a row while a queue waited), then the
+  // queues, taking turns when both hold tasks.
   ExecutorTask* take_locked(Worker& worker) noexcept {
-    if (worker.slot != nullptr && (worker.streak < kSlotStreak || head == nullptr)) {
+    const bool others = !queues_empty_locked();
+    if (worker.slot != nullptr && (worker.streak < kSlotStreak || !others)) {
       ExecutorTask* task = std::exchange(worker.slot, nullptr);
-      worker.streak = head == nullptr ? 0 : worker.streak + 1;
+      worker.streak = others ? worker.streak + 1 : 0;
       return task;
     }
-    ExecutorTask* task = pop_locked();
-    if (task != nullptr) {
-      worker.streak = 0;
-      task->next = tag_of(worker);
-    }
+    const bool from_displaced = arrived.empty() || (!displaced.empty() && worker.displaced_first);
+    ExecutorTask* task = from_displaced ? displaced.pop() : arrived.pop();
+    if (task == nullptr) return nullptr;
+    worker.displaced_first = !from_displaced;
+    worker.streak = 0;
+    task->next = tag_of(worker);
+    publish_size_locked();
     return task;
   }
 
   // Sleeps until woken: the sleep step of the worker's spin_then_sleep.
   // The worker stops counting as searching while it sleeps, and counts
-  // again (it looks at the FIFO) once it is up.
+  // again (it looks at the queues) once it is up.
   internal::Slept sleep() noexcept {
     std::uint32_t seen = 0;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      if (head != nullptr || stopped) return internal::Slept::kLookAgain;
+      if (!queues_empty_locked() || stopped) return internal::Slept::kLookAgain;
       --searching;
       ++sleeping;
       seen = wake_word.load(std::memory_order_relaxed);  // under the lock: see wake_needed_locked
@@ -236,7 +272,7 @@ struct ThreadPoolExecutor::State {
       --sleeping;
       // Whoever comes back consumes one wake-up on its way (a spurious
       // return may take another's: then one more worker wakes than needed,
-      // and none is ever missing: everyone who returns looks at the FIFO).
+      // and none is ever missing: everyone who returns looks at the queues).
       if (waking > 0) --waking;
       ++searching;
     }
@@ -264,8 +300,8 @@ struct ThreadPoolExecutor::State {
         --searching;
         continue;
       }
-      // More queued than this worker takes: the next worker goes too.
-      const bool wake = head != nullptr && wake_needed_locked();
+      // More waiting than this worker takes: the next worker goes too.
+      const bool wake = backlog_locked() && wake_needed_locked();
       queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
       worker.running = task;
       lock.unlock();
@@ -275,15 +311,16 @@ struct ThreadPoolExecutor::State {
       worker.running = nullptr;
       if (worker.rerun) {  // queued again while it ran: alive, still queued
         worker.rerun = false;
-        push_locked(*task);  // this worker takes it itself if nothing is ahead
+        arrived.push(*task);  // this worker takes it itself if nothing is ahead
+        publish_size_locked();
       }
     }
   }
 
   std::mutex mutex;
-  ExecutorTask* head = nullptr;  // the FIFO
-  ExecutorTask* tail = nullptr;
-  std::atomic<std::size_t> size{0};  // of the FIFO; written under the lock
+  TaskQueue arrived;                 // scheduled from outside the pool, or a rerun
+  TaskQueue displaced;               // pushed out of a worker's slot by a newer task
+  std::atomic<std::size_t> size{0};  // of both queues: publish_size_locked
   std::unique_ptr<Worker[]> workers;
   std::size_t count;
   int searching = 0;  // workers awake and looking for a task, not running one
@@ -323,10 +360,13 @@ ThreadPoolExecutor::~ThreadPoolExecutor() {
   for (std::size_t i = 0; i < worker_count_; ++i) state_->workers[i].thread.join();
   // Every worker is gone: discard what is still queued.
   std::lock_guard<std::mutex> lock(state_->mutex);
-  while (ExecutorTask* task = state_->pop_locked()) {
-    task->next = nullptr;
-    queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
+  for (TaskQueue* queue : {&state_->arrived, &state_->displaced}) {
+    while (ExecutorTask* task = queue->pop()) {
+      task->next = nullptr;
+      queued_flag(*task).store(false, std::memory_order_relaxed);  // under the lock
+    }
   }
+  state_->publish_size_locked();
   for (std::size_t i = 0; i < worker_count_; ++i) {
     if (ExecutorTask* task = std::exchange(state_->workers[i].slot, nullptr)) {
       task->next = nullptr;
@@ -355,9 +395,14 @@ void ThreadPoolExecutor::schedule(ExecutorTask& task) noexcept {
       ExecutorTask* displaced = std::exchange(self->slot, &task);
       task.next = s.tag_of(*self);
       if (displaced == nullptr) return;
-      s.push_locked(*displaced);
+      s.displaced.push(*displaced);
+      s.publish_size_locked();
+      // This worker is awake and takes it after its slot (or a watching
+      // worker takes it first): a wake-up only for a backlog beyond that.
+      if (s.displaced.length <= kQuietBacklog) return;
     } else {
-      s.push_locked(task);
+      s.arrived.push(task);
+      s.publish_size_locked();
     }
     if (!s.wake_needed_locked()) return;
   }
@@ -386,7 +431,13 @@ void ThreadPoolExecutor::cancel(ExecutorTask& task) noexcept {
       return;
     }
   }
-  s.unlink_locked(task);
+  if (!s.arrived.unlink(task)) s.displaced.unlink(task);
+  s.publish_size_locked();
+}
+
+std::size_t ThreadPoolExecutor::sleeping_workers() const noexcept {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return static_cast<std::size_t>(state_->sleeping);
 }
 
 void ThreadPoolExecutor::stop() noexcept {

@@ -2,8 +2,9 @@
 // ThreadPoolExecutor: coroutines on a channel moved exactly once and in
 // order, the Executor contract (cancel from inside a run, cancel of a
 // queued task, never the same task on two threads), stopping and
-// destruction with tasks queued, the next slot and its fairness, and no
-// allocation per schedule. No sleeps: every wait is on an atomic.
+// destruction with tasks queued, the next slot and its fairness, who is
+// woken for a displaced task, and no allocation per schedule. No sleeps: every wait is on an
+// atomic.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -472,6 +473,86 @@ TEST(ThreadPoolExecutor, ASlotPingPongDoesNotStarveTheQueue) {
     wait_for(outsider_ran);
   }
   EXPECT_LE(handovers.load(), 18);
+}
+
+// Waits until `count` of the pool's workers sleep (a state the pool
+// reaches by itself once idle: each worker watches briefly, then sleeps).
+void wait_until_sleeping(const ThreadPoolExecutor& pool, std::size_t count) {
+  while (pool.sleeping_workers() < count) std::this_thread::yield();
+}
+
+// A task displaced from a worker's slot wakes nobody: with the other
+// worker asleep, it runs on the worker that displaced it, after the slot.
+TEST(ThreadPoolExecutor, ADisplacedTaskRunsOnItsWorkerWithNoWakeUp) {
+  std::atomic<bool> finished{false};
+  std::thread::id first_thread;
+  std::thread::id displaced_thread;
+  std::thread::id slot_thread;
+  bool slot_ran_first = false;
+  bool slot_ran = false;
+  std::size_t sleeping_during_runs = 0;
+  ThreadPoolExecutor* pool_ptr = nullptr;
+  auto displaced = fn_task([&] {
+    displaced_thread = std::this_thread::get_id();
+    slot_ran_first = slot_ran;
+    sleeping_during_runs = pool_ptr->sleeping_workers();
+    raise(finished);
+  });
+  auto slot = fn_task([&] {
+    slot_thread = std::this_thread::get_id();
+    slot_ran = true;
+  });
+  auto first = fn_task([&] {
+    first_thread = std::this_thread::get_id();
+    pool_ptr->schedule(displaced);  // the slot, until `slot` displaces it
+    pool_ptr->schedule(slot);
+  });
+  {
+    ThreadPoolExecutor pool(2);
+    pool_ptr = &pool;
+    wait_until_sleeping(pool, 2);
+    pool.schedule(first);  // wakes one worker; the other stays asleep
+    wait_for(finished);
+  }
+  EXPECT_EQ(slot_thread, first_thread);
+  EXPECT_EQ(displaced_thread, first_thread);
+  EXPECT_TRUE(slot_ran_first);
+  EXPECT_EQ(sleeping_during_runs, 1u);
+}
+
+// More than kQuietBacklog displaced tasks wake a sleeper: a run that
+// displaces that many and then waits for one of them to run elsewhere
+// returns (with no wake-up, the other worker would sleep on).
+TEST(ThreadPoolExecutor, ABacklogOfDisplacedTasksWakesASleeper) {
+  constexpr std::size_t kTasks = ThreadPoolExecutor::kQuietBacklog + 2;  // one in the slot
+  std::atomic<bool> helped{false};
+  std::atomic<int> runs{0};
+  std::thread::id first_thread;
+  ThreadPoolExecutor* pool_ptr = nullptr;
+  std::vector<FnTask<std::function<void()>>> tasks;
+  tasks.reserve(kTasks);
+  for (std::size_t i = 0; i < kTasks; ++i) {
+    tasks.emplace_back([&] {
+      if (std::this_thread::get_id() != first_thread) raise(helped);
+      runs.fetch_add(1);
+      runs.notify_all();
+    });
+  }
+  auto first = fn_task([&] {
+    first_thread = std::this_thread::get_id();
+    for (auto& task : tasks) pool_ptr->schedule(task);
+    wait_for(helped);  // only another worker can run them now
+  });
+  {
+    ThreadPoolExecutor pool(2);
+    pool_ptr = &pool;
+    wait_until_sleeping(pool, 2);
+    pool.schedule(first);
+    for (int seen = runs.load(); seen < static_cast<int>(kTasks); seen = runs.load())
+      runs.wait(seen);
+  }
+  EXPECT_TRUE(helped.load());
+  EXPECT_EQ(runs.load(), static_cast<int>(kTasks));
 }
 
 // After construction nothing allocates: scheduling from a worker (the
