@@ -93,10 +93,14 @@ class OperationHost : private Registered {
 
  private:
   // The step holds a gate reference (copied here, while the object lives)
-  // and enters the object only if the gate lets it.
+  // and enters the object only if the gate lets it. Deferred, not posted:
+  // a kick from a handler running on this executor's own thread (the other
+  // side of the channel, on the same io_context) queues the step behind
+  // that handler on the same thread, where a post would wake another thread
+  // of the context for it; from any other thread, defer is a post.
   void kick() noexcept {
     if (resumer_.kick()) {
-      net::post(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
+      net::defer(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
         if (gate->enter()) self->resume(/*inside_initiation=*/false);
       });
     }

@@ -196,7 +196,7 @@ class GateRef {
 // outstanding work on the handler's executor and on the I/O executor (once
 // when they are the same) from the moment it first waits (hold_work) until
 // it completes. complete() deallocates the operation before the handler
-// runs (Asio's rule), then dispatches it (or posts it, when completing
+// runs (Asio's rule), then dispatches it (or defers it, when completing
 // inside the initiating call) on the handler's associated executor, once.
 // `Payload` travels with the operation (a send's value), so an idle I/O
 // object does not hold one.
@@ -354,7 +354,10 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     free(op);
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
-      net::post(executor, std::move(call));
+      // Deferred: never inside the initiating call, and on a thread of the
+      // handler's executor, behind the current handler instead of waking
+      // another thread (outside it, defer is a post).
+      net::defer(executor, std::move(call));
     } else {
       net::dispatch(executor, std::move(call));
     }
