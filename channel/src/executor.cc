@@ -124,10 +124,6 @@ constexpr std::uintptr_t kWorkerTag = 1;
 // Runs in a row from a worker's next slot, while a queue has tasks waiting,
 // after which the worker serves the queues first.
 constexpr int kSlotStreak = 16;
-// Displaced tasks that may wait with no worker woken for them: a channel's
-// blocked senders readied by one receive loop (each one displaces the
-// previous from the slot) stay on the receiver's worker up to this many.
-constexpr std::size_t kQuietBacklog = ThreadPoolExecutor::kQuietBacklog;
 
 std::atomic_ref<bool> queued_flag(ExecutorTask& task) noexcept {
   return std::atomic_ref<bool>(task.queued);

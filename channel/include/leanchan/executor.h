@@ -136,7 +136,10 @@ class LEANCHAN_API ThreadPoolExecutor final : public Executor {
   // and tests).
   std::size_t sleeping_workers() const noexcept;
 
-  // Displaced tasks that may wait with no worker woken for them (above).
+  // Displaced tasks that may wait with no worker woken for them (above): a
+  // channel's blocked senders readied by one receive loop, each displacing
+  // the previous from the slot, stay on the receiver's worker up to this
+  // many.
   static constexpr std::size_t kQuietBacklog = 32;
 
  private:
