@@ -103,8 +103,8 @@ void ManualExecutor::stop() noexcept {
 //     the link;
 //   - in worker W's next slot: queued true, W.slot == task, `next` W's tag;
 //   - running on W: W.running == task, `next` W's tag; queued false, or true
-//     with W.rerun (scheduled again while it runs: W queues it when the run
-//     returns, never another worker).
+//     with W.rerun (scheduled again while it runs: W, and no other thread,
+//     pushes it onto `arrived` when the run returns).
 // A queued task is alive (its owner cancels it before it goes away), so
 // the pool touches a task only while it is queued or while it runs; after
 // a run returns the worker compares pointers only, unless W.rerun says the
@@ -112,9 +112,13 @@ void ManualExecutor::stop() noexcept {
 // atomic_ref so that cancel() may read it without the lock.
 //
 // The two queues differ only in who is woken for them: a task that arrives
-// from outside the pool (or a rerun) wakes a sleeper; a task displaced from
-// a worker's slot wakes nobody, because the worker that displaced it is
-// awake and takes it soon, unless more than kQuietBacklog of them wait.
+// from outside the pool wakes a sleeper; a task displaced from a worker's
+// slot wakes nobody, because the worker that displaced it is awake and
+// takes it soon, unless more than kQuietBacklog of them wait. A rerun goes
+// to `arrived` but wakes nobody when it is pushed: its worker is awake and
+// takes it next unless its slot or the displaced queue comes first; a
+// worker that takes a task while one in `arrived` waits wakes a sleeper
+// then (backlog_locked), as it does for a task from outside.
 
 namespace {
 
@@ -222,9 +226,16 @@ struct ThreadPoolExecutor::State {
   bool wake_needed_locked() noexcept {
     if (searching != 0 || sleeping <= waking) return false;
     ++waking;
-    // relaxed: the lock orders this after a sleeper's registration (which
-    // read the word under it), so its futex_wait compares against this
-    // value or a later one and does not sleep through it.
+    ++wake_ups;
+    // relaxed: no C++ ordering keeps a sleeper from sleeping through this
+    // (its futex_wait runs after its unlock, so its read of the word is not
+    // ordered after this RMW); the futex is what does. The sleeper read the
+    // word under the lock, before this; the kernel compares the word with
+    // that value and queues the sleeper atomically with respect to
+    // futex_wake on the same word; and this RMW is sequenced before the
+    // caller's futex_wake (wake_one). So either the compare sees the new
+    // value and the sleeper returns at once, or it is queued and the wake
+    // finds it.
     wake_word.fetch_add(1, std::memory_order_relaxed);
     return true;
   }
@@ -322,6 +333,7 @@ struct ThreadPoolExecutor::State {
   int searching = 0;  // workers awake and looking for a task, not running one
   int sleeping = 0;   // workers registered asleep on wake_word
   int waking = 0;     // wake-ups issued and not yet consumed by a returning sleeper
+  std::uint64_t wake_ups = 0;  // wake-ups issued since the start: wake_ups()
   bool stopped = false;
   std::atomic<bool> stop_requested{false};  // `stopped`, for watching workers
   internal::Atomic<std::uint32_t> wake_word{0};
@@ -381,7 +393,9 @@ void ThreadPoolExecutor::schedule(ExecutorTask& task) noexcept {
     if (queued_flag(task).load(std::memory_order_relaxed)) return;
     queued_flag(task).store(true, std::memory_order_relaxed);  // under the lock
     if (Worker* owner = s.tagged_worker(task); owner != nullptr && owner->running == &task) {
-      owner->rerun = true;  // running now: its worker runs it again, nobody else
+      // Running now: its worker queues it again when the run returns, so
+      // it never runs on two threads at once.
+      owner->rerun = true;
       return;
     }
     Worker* self = State::current;
@@ -434,6 +448,11 @@ void ThreadPoolExecutor::cancel(ExecutorTask& task) noexcept {
 std::size_t ThreadPoolExecutor::sleeping_workers() const noexcept {
   std::lock_guard<std::mutex> lock(state_->mutex);
   return static_cast<std::size_t>(state_->sleeping);
+}
+
+std::uint64_t ThreadPoolExecutor::wake_ups() const noexcept {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->wake_ups;
 }
 
 void ThreadPoolExecutor::stop() noexcept {

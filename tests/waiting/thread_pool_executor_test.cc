@@ -481,43 +481,43 @@ void wait_until_sleeping(const ThreadPoolExecutor& pool, std::size_t count) {
   while (pool.sleeping_workers() < count) std::this_thread::yield();
 }
 
-// A task displaced from a worker's slot wakes nobody: with the other
-// worker asleep, it runs on the worker that displaced it, after the slot.
-TEST(ThreadPoolExecutor, ADisplacedTaskRunsOnItsWorkerWithNoWakeUp) {
+// A task displaced from a worker's slot wakes nobody: the only wake-up is
+// the one the task from outside the pool issues. (Counted, not inferred
+// from sleeping_workers(): a worker counted asleep may still be on its way
+// into the sleep, and the first wake-up then wakes it too, which is allowed.
+// Which worker runs the displaced task is not pinned either: a worker that
+// is awake may take it from the queue.) With a wake-up per displaced task
+// this counts 2 (199 runs in 200); it counts 1 then only if the other
+// worker was awake and watching, which suppresses the second.
+TEST(ThreadPoolExecutor, ADisplacedTaskWakesNobody) {
   std::atomic<bool> finished{false};
+  std::atomic<bool> slot_ran{false};
   std::thread::id first_thread;
-  std::thread::id displaced_thread;
   std::thread::id slot_thread;
-  bool slot_ran_first = false;
-  bool slot_ran = false;
-  std::size_t sleeping_during_runs = 0;
   ThreadPoolExecutor* pool_ptr = nullptr;
-  auto displaced = fn_task([&] {
-    displaced_thread = std::this_thread::get_id();
-    slot_ran_first = slot_ran;
-    sleeping_during_runs = pool_ptr->sleeping_workers();
-    raise(finished);
-  });
+  auto displaced = fn_task([&] { raise(finished); });
   auto slot = fn_task([&] {
     slot_thread = std::this_thread::get_id();
-    slot_ran = true;
+    raise(slot_ran);
   });
   auto first = fn_task([&] {
     first_thread = std::this_thread::get_id();
     pool_ptr->schedule(displaced);  // the slot, until `slot` displaces it
     pool_ptr->schedule(slot);
   });
+  std::uint64_t wake_ups = 0;
   {
     ThreadPoolExecutor pool(2);
     pool_ptr = &pool;
     wait_until_sleeping(pool, 2);
-    pool.schedule(first);  // wakes one worker; the other stays asleep
+    const std::uint64_t before = pool.wake_ups();
+    pool.schedule(first);  // wakes one worker
     wait_for(finished);
+    wait_for(slot_ran);
+    wake_ups = pool.wake_ups() - before;
   }
-  EXPECT_EQ(slot_thread, first_thread);
-  EXPECT_EQ(displaced_thread, first_thread);
-  EXPECT_TRUE(slot_ran_first);
-  EXPECT_EQ(sleeping_during_runs, 1u);
+  EXPECT_EQ(wake_ups, 1u);
+  EXPECT_EQ(slot_thread, first_thread);  // a slot is its worker's alone
 }
 
 // More than kQuietBacklog displaced tasks wake a sleeper: a run that

@@ -70,9 +70,10 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 // Runs tasks on `threads` worker threads it starts in its constructor and
 // joins in its destructor. schedule() and cancel() are thread-safe and keep
 // the Executor contract: neither runs a task inline nor waits for a run; a
-// task is never run on two threads at once (scheduled while it runs, it
-// runs again after that run, on the same worker); scheduling a task that is
-// already queued does nothing (one run covers both requests). Nothing
+// task is never run on two threads at once (scheduled while it runs, it is
+// queued again when that run returns, by its worker, at the back of the
+// FIFO below: that worker usually takes it next, but any may); scheduling a
+// task that is already queued does nothing (one run covers both requests). Nothing
 // allocates after the constructor.
 //
 // Order: a task scheduled from outside the pool goes to the back of a FIFO
@@ -84,8 +85,11 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 // the slot moves to the back of a second FIFO queue, of displaced tasks;
 // after 16 runs in a row from its slot a worker serves the queues first,
 // and it takes from the two queues in turn while both hold tasks. The
-// price: a task in a slot waits for the run ahead of it, so runs must stay
-// short (as they must on any executor; coroutines on a channel are).
+// price: a task in a slot waits for the run ahead of it, and a displaced
+// one for up to 16 slot runs after that, so runs must stay short, as on
+// any executor. A coroutine's run lasts until it suspends: one that keeps
+// receiving from a channel that always has a message (fed from outside the
+// pool) never suspends, and the senders it readies wait until it does.
 //
 // Idle workers: a worker that finds no task watches the queues briefly
 // (internal::kPoolWorkerWatch), then sleeps. A task scheduled from outside
@@ -101,7 +105,8 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 // Work readied inside the pool runs in parallel only once more than
 // kQuietBacklog tasks wait, or where a worker is awake to take it: to
 // spread long computations over the workers, schedule them from outside
-// the pool.
+// the pool. A run must never wait for a task it scheduled itself: with
+// kQuietBacklog or fewer displaced, no other worker may be woken to run it.
 //
 // Stopping: stop() (or the destructor) lets each worker finish the run in
 // progress and exit; tasks still queued then never run. The destructor
@@ -132,9 +137,16 @@ class LEANCHAN_API ThreadPoolExecutor final : public Executor {
   // without waiting.
   void stop() noexcept;
   std::size_t thread_count() const noexcept { return worker_count_; }
-  // Workers asleep now, waiting for a wake-up (a snapshot: for diagnostics
-  // and tests).
+  // Workers counted asleep now (a snapshot: for diagnostics and tests). A
+  // worker counts from the moment it decides to sleep, a moment before it
+  // blocks, until it is back from its wake-up and has taken the pool's
+  // lock; so a worker counted here may still be on its way into the sleep,
+  // and a wake-up issued then makes it return at once.
   std::size_t sleeping_workers() const noexcept;
+  // Wake-ups the pool has issued to sleeping workers since it started (not
+  // counting stop()'s): a counter for diagnostics and tests, which says
+  // whether a schedule() woke anyone.
+  std::uint64_t wake_ups() const noexcept;
 
   // Displaced tasks that may wait with no worker woken for them (above): a
   // channel's blocked senders readied by one receive loop, each displacing
