@@ -35,18 +35,19 @@ bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noex
 }
 
 bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                           const void* context, std::uint64_t receiver_index, bool deep) noexcept {
-  // Pauses between looks (doubling, or 64 each in the deep watch), then
-  // yields: watching shared lines in a tight loop would slow the very
-  // sender being waited for.
-  if (deep) {
+                           const void* context, std::uint64_t receiver_index,
+                           WatchDepth depth) noexcept {
+  // Pauses between looks (doubling, or 64 or 512 each in the deep and long
+  // watches), then yields: watching shared lines in a tight loop would slow
+  // the very sender being waited for.
+  if (depth != WatchDepth::kShort) {
     LEANCHAN_TEST_POINT(kReceiverWatchesDeep);
   } else {
     LEANCHAN_TEST_POINT(kReceiverWatchesShort);
   }
   int look = 0;
   bool found = false;
-  (void)watch(deep ? kDeepReceiverWatch : kReceiverWatch, [&] {
+  (void)watch(receiver_watch(depth), [&] {
     found = ready(context);
     if (found) return true;
     return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);

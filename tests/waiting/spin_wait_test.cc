@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The receiver's watch before it sleeps (leanchan/internal/spin_wait.h):
 // the pauses between its looks, counted exactly with a counting pause, and
-// which watch a blocking receive selects (ChannelOps::watch_deep): the
+// which watch a blocking receive selects (ChannelOps::watch_depth): the
 // deep one only in a channel whose senders can run 64 messages or more
-// ahead of the receiver, after a run of two messages or more.
+// ahead of the receiver, the long one from 512, after a run of two
+// messages or more.
 #include "leanchan/internal/spin_wait.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 namespace {
 
 using leanchan::internal::SpinBudget;
+using leanchan::internal::WatchDepth;
 
 // The pauses made between consecutive looks of a watch that never finds
 // what it looks for, one entry per look that is followed by pauses.
@@ -52,6 +54,18 @@ TEST(SpinWait, TheDeepReceiverWatchStartsAtItsLongestPause) {
             leanchan::internal::kReceiverWatch.looks());
 }
 
+TEST(SpinWait, TheLongReceiverWatchPausesAsLongInFewerLooks) {
+  using leanchan::internal::kDeepReceiverWatch;
+  using leanchan::internal::kLongReceiverWatch;
+  const std::vector<int> gaps = pauses_between_looks(kLongReceiverWatch);
+  EXPECT_EQ(gaps, std::vector<int>(2, 512));
+  // The same pauses before the yields as the deep watch (16 x 64), and the
+  // same yields after them.
+  EXPECT_EQ(kLongReceiverWatch.pauses * kLongReceiverWatch.max_pause,
+            kDeepReceiverWatch.pauses * kDeepReceiverWatch.max_pause);
+  EXPECT_EQ(kLongReceiverWatch.yields, kDeepReceiverWatch.yields);
+}
+
 TEST(SpinWait, AWatchThatFindsItLooksNoFurther) {
   int looks = 0;
   int pauses = 0;
@@ -63,67 +77,87 @@ TEST(SpinWait, AWatchThatFindsItLooksNoFurther) {
 
 // The receiver of a channel whose senders can run 64 messages or more
 // ahead of it (the runway: C - b + 1, the receiver owing up to b - 1 of
-// the C slots) may watch with the deep budget; below that, never.
+// the C slots) may watch with the deep budget, from 512 with the long one;
+// below 64, never.
 template <std::size_t BlockSize>
-bool deep_for(std::uint32_t capacity) {
+WatchDepth depth_for(std::uint32_t capacity) {
   using Ops = leanchan::internal::ChannelOps<int, BlockSize>;
   using leanchan::internal::ChannelState;
   ChannelState* state = ChannelState::create(capacity, Ops::slots_for(capacity),
                                              leanchan::Retention::kKeepOne, nullptr);
-  const bool deep = Ops::cursor_for(*state).deep;
+  const WatchDepth depth = Ops::cursor_for(*state).depth;
   ChannelState::destroy(state);
-  return deep;
+  return depth;
 }
 
-// The smallest capacity that is deep with b-slot blocks (b <= capacity):
-// runway C - b + 1 = kDeepReceiverRunway.
+// The smallest capacity with a runway of `runway` with b-slot blocks
+// (b <= capacity): C - b + 1 = runway.
+constexpr std::uint32_t first_with(std::uint32_t runway, std::uint32_t b) {
+  return runway + b - 1;
+}
 constexpr std::uint32_t first_deep(std::uint32_t b) {
-  return leanchan::internal::kDeepReceiverRunway + b - 1;
+  return first_with(leanchan::internal::kDeepReceiverRunway, b);
+}
+constexpr std::uint32_t first_long(std::uint32_t b) {
+  return first_with(leanchan::internal::kLongReceiverRunway, b);
 }
 
 TEST(SpinWait, TheRunwaySelectsTheReceiversWatch) {
-  // Both sides of the boundary, for three block sizes.
-  EXPECT_FALSE(deep_for<8>(first_deep(8) - 1));
-  EXPECT_TRUE(deep_for<8>(first_deep(8)));
-  EXPECT_FALSE(deep_for<32>(first_deep(32) - 1));
-  EXPECT_TRUE(deep_for<32>(first_deep(32)));
-  EXPECT_FALSE(deep_for<1>(first_deep(1) - 1));
-  EXPECT_TRUE(deep_for<1>(first_deep(1)));
+  // Both sides of each boundary, for three block sizes.
+  EXPECT_EQ(depth_for<8>(first_deep(8) - 1), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<8>(first_deep(8)), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<32>(first_deep(32) - 1), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<32>(first_deep(32)), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<1>(first_deep(1) - 1), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<1>(first_deep(1)), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<8>(first_long(8) - 1), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<8>(first_long(8)), WatchDepth::kLong);
+  EXPECT_EQ(depth_for<32>(first_long(32) - 1), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<32>(first_long(32)), WatchDepth::kLong);
+  EXPECT_EQ(depth_for<1>(first_long(1) - 1), WatchDepth::kDeep);
+  EXPECT_EQ(depth_for<1>(first_long(1)), WatchDepth::kLong);
   // Capacity 16, which the first rule (16 slots or more) made deep: its
   // runway is 9 with b = 8 and 1 with b = 16 (B = 32).
   static_assert(first_deep(8) > 16 && first_deep(1) > 16);
-  EXPECT_FALSE(deep_for<8>(16));
-  EXPECT_FALSE(deep_for<32>(16));
-  EXPECT_FALSE(deep_for<8>(1));
-  EXPECT_TRUE(deep_for<32>(1024));
+  EXPECT_EQ(depth_for<8>(16), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<32>(16), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<8>(1), WatchDepth::kShort);
+  EXPECT_EQ(depth_for<32>(1024), WatchDepth::kLong);
 }
 
-// The watch after a run of messages taken by blocking receives: deep after
-// two or more (a backlog: a sender streams ahead), doubling after one (a
-// message that came alone, as a reply does) or none.
-TEST(SpinWait, ARunOfTwoSelectsTheDeepWatch) {
+// The watch after a run of messages taken by blocking receives: the
+// channel's depth after two or more (a backlog: a sender streams ahead),
+// doubling after one (a message that came alone, as a reply does) or none.
+TEST(SpinWait, ARunOfTwoSelectsTheChannelsDepth) {
   using Ops = leanchan::internal::ChannelOps<int, 8>;
   using leanchan::internal::ChannelState;
   ChannelState* state = ChannelState::create(1024, 8, leanchan::Retention::kKeepOne, nullptr);
   Ops::Cursor cursor = Ops::cursor_for(*state);
-  EXPECT_FALSE(Ops::watch_deep(cursor));  // nothing taken yet
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kShort);  // nothing taken yet
   Ops::count_run(cursor);
-  EXPECT_FALSE(Ops::watch_deep(cursor));  // one: a reply
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kShort);  // one: a reply
   for (int i = 0; i < 5; ++i) Ops::count_run(cursor);
-  EXPECT_TRUE(Ops::watch_deep(cursor));   // a backlog of five
-  EXPECT_FALSE(Ops::watch_deep(cursor));  // the watch started a new run: none yet
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kLong);   // a backlog of five
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kShort);  // a new run: none yet
   Ops::count_run(cursor);
   Ops::count_run(cursor);
-  EXPECT_TRUE(Ops::watch_deep(cursor));
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kLong);
   Ops::count_run(cursor);
-  EXPECT_FALSE(Ops::watch_deep(cursor));  // the stream slowed to one per watch
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kShort);  // one per watch now
+  ChannelState::destroy(state);
+
+  // A deep channel below the long runway watches deep, not long.
+  state = ChannelState::create(256, 8, leanchan::Retention::kKeepOne, nullptr);
+  cursor = Ops::cursor_for(*state);
+  for (int i = 0; i < 5; ++i) Ops::count_run(cursor);
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kDeep);
   ChannelState::destroy(state);
 
   // A shallow channel never watches deep, whatever its runs.
   state = ChannelState::create(15, 8, leanchan::Retention::kKeepOne, nullptr);
   cursor = Ops::cursor_for(*state);
   for (int i = 0; i < 5; ++i) Ops::count_run(cursor);
-  EXPECT_FALSE(Ops::watch_deep(cursor));
+  EXPECT_EQ(Ops::watch_depth(cursor), WatchDepth::kShort);
   ChannelState::destroy(state);
 }
 

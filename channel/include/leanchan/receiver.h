@@ -148,7 +148,7 @@ class Receiver {
     if (wait_take(first, nullptr) != RecvStatus::kOk) return 0;
     out.push_back(std::move(*first));  // no allocation: the room exists
     std::size_t count = 1;
-    // The drained messages extend wait_take's run (Ops::watch_deep): a
+    // The drained messages extend wait_take's run (Ops::watch_depth): a
     // backlog taken in one call still says a sender streams ahead.
     while (count < limit) {
       if (out.size() == out.capacity()) {
@@ -314,11 +314,11 @@ class Receiver {
         return RecvStatus::kOk;
       }
       // A message is often a moment away: watch for it (bounded) first,
-      // longer between looks while a sender streams (Ops::watch_deep).
+      // longer between looks while a sender streams (Ops::watch_depth).
       // (The watch notices an ended channel after a few looks; the checks
       // below decide.)
       if (internal::Ending::watch_briefly(state, &Receiver::may_be_ready, this, cursor_.index,
-                                          Ops::watch_deep(cursor_)) &&
+                                          Ops::watch_depth(cursor_)) &&
           Ops::try_take(state, cursor_, out)) {
         Ops::count_run(cursor_);
         return RecvStatus::kOk;

@@ -203,10 +203,10 @@ struct ChannelOps {
   // refreshed after each of those calls is always exact. release_when_empty
   // thus reads the shared line only when it may free something (why:
   // docs/design.md, "Found empty").
-  // `deep`: a sender can run kDeepReceiverRunway messages or more ahead
-  // of the receiver (a constant, kept here so that the wait reads no
-  // shared line for it), so
-  // the receiver may watch with kDeepReceiverWatch before it sleeps;
+  // `depth`: how far a sender can run ahead of the receiver (its runway,
+  // watch_depth_for_runway; a constant, kept here so that the wait reads
+  // no shared line for it), which says the longer watch a streaming
+  // receiver may use before it sleeps (receiver_watch);
   // `run`: the messages its blocking receives (recv, recv_many) took
   // without a watch since its last watch began, the one that watch found
   // included (counted to 2; Receiver::wait_take), which says whether it
@@ -217,25 +217,25 @@ struct ChannelOps {
     std::uint32_t slots = 0;
     bool keeps_none = false;
     bool spare_to_free = false;
-    bool deep = false;
+    WatchDepth depth = WatchDepth::kShort;
     std::uint8_t run = 0;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
     // The runway (kDeepReceiverRunway): C - b + 1 slots.
-    const bool deep = state.capacity() - slots(state) + 1 >= kDeepReceiverRunway;
+    const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
     // The claim position of a new channel (0, or where a test started it).
-    return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, deep, 0};
+    return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, depth, 0};
   }
-  // The watch a blocking receive that found nothing uses: the deep one in a
-  // deep channel whose last watch was followed by a run of two messages or
-  // more (a sender is streaming ahead of the receiver: looking again at
-  // once would only slow it, kDeepReceiverWatch); else the doubling one
-  // (a message that comes alone, as a reply does, is seen at once). Starts
-  // a new run.
-  static bool watch_deep(Cursor& cursor) noexcept {
-    const bool deep = cursor.deep && cursor.run >= 2;
+  // The watch a blocking receive that found nothing uses: the channel's
+  // depth (kDeep or kLong, receiver_watch) when its last watch was
+  // followed by a run of two messages or more (a sender is streaming ahead
+  // of the receiver: looking again at once would only slow it); else the
+  // doubling one, kShort (a message that comes alone, as a reply does, is
+  // seen at once). Starts a new run.
+  static WatchDepth watch_depth(Cursor& cursor) noexcept {
+    const WatchDepth depth = cursor.run >= 2 ? cursor.depth : WatchDepth::kShort;
     cursor.run = 0;
-    return deep;
+    return depth;
   }
   // A blocking receive took a message.
   static void count_run(Cursor& cursor) noexcept {

@@ -11,6 +11,7 @@
 
 #include "leanchan/export.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/spin_wait.h"
 
 namespace leanchan::internal {
 
@@ -38,15 +39,17 @@ class LEANCHAN_API Ending {
   static void notify_receiver_if_closed(ChannelState& state) noexcept {
     if (state.is_closed()) state.notify_receiver();
   }
-  // The receiver, before it sleeps, watches (kReceiverWatch, or with `deep`,
-  // where senders can run kDeepReceiverRunway messages ahead, kDeepReceiverWatch)
-  // until ready(context) says the message may be there: true. False when
+  // The receiver, before it sleeps, watches (with receiver_watch(depth):
+  // kReceiverWatch, or where senders can run far ahead kDeepReceiverWatch
+  // or kLongReceiverWatch) until ready(context) says the message may be
+  // there: true. False when
   // the watch ends without it, or early, after kReceiverEndCheckAfter
   // looks, if the channel has ended (is_finished). The end is not asked at
   // once: it reads the shared line, and a receiver that keeps up watches
   // after nearly every message.
   static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                            const void* context, std::uint64_t receiver_index, bool deep) noexcept;
+                            const void* context, std::uint64_t receiver_index,
+                            WatchDepth depth) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -70,6 +70,38 @@ inline constexpr SpinBudget kDeepReceiverWatch = spin_budget_of(16, 16, 64, 64);
 // the deep watch it moved 1.4-1.9x, with less CPU per message, in an
 // interleaved A/B run; docs/design.md, "The deep watch").
 inline constexpr std::uint32_t kDeepReceiverRunway = 64;
+// The receiver of a channel whose runway is kLongReceiverRunway or more:
+// 512 pauses (about 8 us where a pause takes 16 ns) before each look, two
+// looks, so the same 1,024 pauses of watching as kDeepReceiverWatch before
+// the yields. In a block of 32 slots a sender sets 32 ready bits on one
+// header line; a receiver that waits longer finds the sender in a later
+// block and takes a whole block's messages without pulling the line back
+// (docs/design.md, "The long watch"). The cost: a message that arrives
+// while the receiver pauses waits up to one such pause.
+inline constexpr SpinBudget kLongReceiverWatch = spin_budget_of(2, 16, 512, 512);
+// A sender streaming at 16 ns a message fills 512 slots within one long
+// pause; with a shorter runway it would wait for the receiver instead of
+// running ahead.
+inline constexpr std::uint32_t kLongReceiverRunway = 512;
+
+// Which watch a receiver that streams may use, by its channel's runway
+// (the receiver's own constant: ChannelOps::Cursor).
+enum class WatchDepth : std::uint8_t { kShort, kDeep, kLong };
+
+constexpr WatchDepth watch_depth_for_runway(std::uint32_t runway) noexcept {
+  if (runway >= kLongReceiverRunway) return WatchDepth::kLong;
+  if (runway >= kDeepReceiverRunway) return WatchDepth::kDeep;
+  return WatchDepth::kShort;
+}
+
+constexpr const SpinBudget& receiver_watch(WatchDepth depth) noexcept {
+  switch (depth) {
+    case WatchDepth::kLong: return kLongReceiverWatch;
+    case WatchDepth::kDeep: return kDeepReceiverWatch;
+    case WatchDepth::kShort: break;
+  }
+  return kReceiverWatch;
+}
 // Looks after which the receiver's watch also asks whether the channel has
 // ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
 // longer than a sender that keeps up takes between two messages (in the

@@ -42,7 +42,7 @@ enum class TestPoint {
   // The same waiter is about to sleep on its word (a futex wait).
   kThreadWaiterSleeps,
   // Ending::watch_briefly: the receiver starts watching with
-  // kDeepReceiverWatch, or with kReceiverWatch.
+  // kDeepReceiverWatch or kLongReceiverWatch, or with kReceiverWatch.
   kReceiverWatchesDeep,
   kReceiverWatchesShort,
   // ChannelState::claim_position: a holder of a permit taken earlier
