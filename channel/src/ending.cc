@@ -40,10 +40,10 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
   // Pauses between looks (doubling, or 64 or 512 each in the deep and long
   // watches), then yields: watching shared lines in a tight loop would slow
   // the very sender being waited for.
-  if (depth != WatchDepth::kShort) {
-    LEANCHAN_TEST_POINT(kReceiverWatchesDeep);
-  } else {
-    LEANCHAN_TEST_POINT(kReceiverWatchesShort);
+  switch (depth) {
+    case WatchDepth::kLong: LEANCHAN_TEST_POINT(kReceiverWatchesLong); break;
+    case WatchDepth::kDeep: LEANCHAN_TEST_POINT(kReceiverWatchesDeep); break;
+    case WatchDepth::kShort: LEANCHAN_TEST_POINT(kReceiverWatchesShort); break;
   }
   int look = 0;
   bool found = false;

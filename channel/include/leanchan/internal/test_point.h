@@ -42,8 +42,9 @@ enum class TestPoint {
   // The same waiter is about to sleep on its word (a futex wait).
   kThreadWaiterSleeps,
   // Ending::watch_briefly: the receiver starts watching with
-  // kDeepReceiverWatch or kLongReceiverWatch, or with kReceiverWatch.
+  // kDeepReceiverWatch, kLongReceiverWatch or kReceiverWatch.
   kReceiverWatchesDeep,
+  kReceiverWatchesLong,
   kReceiverWatchesShort,
   // ChannelState::claim_position: a holder of a permit taken earlier
   // claims its position (the two-step send, a reservation's send), not
