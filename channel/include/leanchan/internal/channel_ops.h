@@ -221,7 +221,7 @@ struct ChannelOps {
     std::uint8_t run = 0;
   };
   static Cursor cursor_for(const ChannelState& state) noexcept {
-    // The runway (kDeepReceiverRunway): C - b + 1 slots.
+    // The runway (kDeepReceiverRunway, kLongReceiverRunway): C - b + 1 slots.
     const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
     // The claim position of a new channel (0, or where a test started it).
     return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, depth, 0};
