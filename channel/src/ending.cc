@@ -45,12 +45,14 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
     case WatchDepth::kDeep: LEANCHAN_TEST_POINT(kReceiverWatchesDeep); break;
     case WatchDepth::kShort: LEANCHAN_TEST_POINT(kReceiverWatchesShort); break;
   }
+  const SpinBudget& budget = receiver_watch(depth);
+  const int first_end_check = looks_before_pausing(budget, kReceiverEndCheckAfterPauses);
   int look = 0;
   bool found = false;
-  (void)watch(receiver_watch(depth), [&] {
+  (void)watch(budget, [&] {
     found = ready(context);
     if (found) return true;
-    return look++ >= kReceiverEndCheckAfter && is_finished(state, receiver_index);
+    return look++ >= first_end_check && is_finished(state, receiver_index);
   });
   return found;
 }

@@ -66,6 +66,44 @@ TEST(SpinWait, TheLongReceiverWatchPausesAsLongInFewerLooks) {
   EXPECT_EQ(kLongReceiverWatch.yields, kDeepReceiverWatch.yields);
 }
 
+// The first look at which the receiver's watch asks for the end: the
+// first whose earlier gaps (pauses_between_looks) add up to
+// kReceiverEndCheckAfterPauses.
+int first_look_after_pausing(const SpinBudget& budget, int pauses) {
+  const std::vector<int> gaps = pauses_between_looks(budget);
+  int paused = 0;
+  for (std::size_t look = 0; look < gaps.size(); ++look) {
+    if (paused >= pauses) return static_cast<int>(look);
+    paused += gaps[look];
+  }
+  return static_cast<int>(gaps.size());
+}
+
+TEST(SpinWait, EveryReceiverWatchAsksForTheEndAfterTheSamePauses) {
+  using leanchan::internal::kReceiverEndCheckAfterPauses;
+  using leanchan::internal::looks_before_pausing;
+  // 1 + 2 + 4 + 8 = 15 pauses before the fifth look of the doubling
+  // watch; one gap of 64 or 512 before the second look of the others.
+  EXPECT_EQ(looks_before_pausing(leanchan::internal::kReceiverWatch, kReceiverEndCheckAfterPauses),
+            4);
+  EXPECT_EQ(
+      looks_before_pausing(leanchan::internal::kDeepReceiverWatch, kReceiverEndCheckAfterPauses),
+      1);
+  EXPECT_EQ(
+      looks_before_pausing(leanchan::internal::kLongReceiverWatch, kReceiverEndCheckAfterPauses),
+      1);
+  for (const SpinBudget* budget :
+       {&leanchan::internal::kReceiverWatch, &leanchan::internal::kDeepReceiverWatch,
+        &leanchan::internal::kLongReceiverWatch}) {
+    EXPECT_EQ(looks_before_pausing(*budget, kReceiverEndCheckAfterPauses),
+              first_look_after_pausing(*budget, kReceiverEndCheckAfterPauses));
+  }
+  // A watch that never pauses that long asks from its first yield.
+  const SpinBudget short_one = leanchan::internal::spin_budget_of(2, 3, 4);  // 1 + 2 pauses
+  EXPECT_EQ(looks_before_pausing(short_one, kReceiverEndCheckAfterPauses), 2);
+  EXPECT_EQ(first_look_after_pausing(short_one, kReceiverEndCheckAfterPauses), 2);
+}
+
 TEST(SpinWait, AWatchThatFindsItLooksNoFurther) {
   int looks = 0;
   int pauses = 0;

@@ -43,9 +43,9 @@ class LEANCHAN_API Ending {
   // kReceiverWatch, or where senders can run far ahead kDeepReceiverWatch
   // or kLongReceiverWatch) until ready(context) says the message may be
   // there: true. False when
-  // the watch ends without it, or early, after kReceiverEndCheckAfter
-  // looks (in the long watch, only among its yields), if the channel has
-  // ended (is_finished). The end is not asked at
+  // the watch ends without it, or early, once it has paused
+  // kReceiverEndCheckAfterPauses times, if the channel has ended
+  // (is_finished). The end is not asked at
   // once: it reads the shared line, and a receiver that keeps up watches
   // after nearly every message.
   static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),

@@ -103,12 +103,13 @@ constexpr const SpinBudget& receiver_watch(WatchDepth depth) noexcept {
   }
   return kReceiverWatch;
 }
-// Looks after which the receiver's watch also asks whether the channel has
-// ended: after 1 + 2 + 4 + 8 pauses (about 0.4 us where a pause takes 25 ns),
-// longer than a sender that keeps up takes between two messages (in the
-// deep watch, after 4 x 64 pauses; in the long watch, after its 2 x 512
-// pauses and 2 yields, about 16 us).
-inline constexpr int kReceiverEndCheckAfter = spin_budget(4);
+// The pauses after which the receiver's watch also asks, at each look,
+// whether the channel has ended: 15 (1 + 2 + 4 + 8 in kReceiverWatch, about
+// 0.4 us where a pause takes 25 ns), longer than a sender that keeps up
+// takes between two messages. Counted in pauses, not looks, so that every
+// receiver watch asks after the same wait (in the deep and long watches,
+// from their second look; looks_before_pausing).
+inline constexpr int kReceiverEndCheckAfterPauses = 15;
 // Waiting for a notifier's callback (or a waker's last step) to end: they
 // are short, and run on another core.
 inline constexpr SpinBudget kCallbackWatch = spin_budget_of(256);
@@ -116,6 +117,26 @@ inline constexpr SpinBudget kCallbackWatch = spin_budget_of(256);
 // receiver's (a task scheduled meanwhile is taken with no wake-up), then
 // yields, which a loaded machine needs to run the thread that schedules.
 inline constexpr SpinBudget kPoolWorkerWatch = spin_budget_of(16, 16, 64);
+
+// The pauses between a watch's next two looks, after `pauses` between the
+// last two: double, up to budget.max_pause.
+constexpr int next_pause(const SpinBudget& budget, int pauses) noexcept {
+  return pauses < budget.max_pause ? pauses * 2 : budget.max_pause;
+}
+
+// The looks that watch(budget, ...) makes before it has paused `pauses`
+// times in all: the index of the first look that comes after them (its
+// pause looks, budget.pauses, if they pause fewer times in all).
+constexpr int looks_before_pausing(const SpinBudget& budget, int pauses) noexcept {
+  int paused = 0;
+  int gap = budget.first_pause;
+  for (int look = 0; look < budget.pauses; ++look) {
+    if (paused >= pauses) return look;
+    paused += gap;
+    gap = next_pause(budget, gap);
+  }
+  return budget.pauses;
+}
 
 // Looks at ready() within `budget`; true as soon as it returns true, false
 // when the budget is spent (zero looks for an empty budget). Between two of
@@ -129,7 +150,7 @@ bool watch(const SpinBudget& budget, Ready&& ready, Pause&& pause) noexcept {
     if (ready()) return true;
     if (look < budget.pauses) {
       for (int i = 0; i < pauses; ++i) pause();
-      pauses = pauses < budget.max_pause ? pauses * 2 : budget.max_pause;
+      pauses = next_pause(budget, pauses);
     } else {
       yield_thread();
     }
