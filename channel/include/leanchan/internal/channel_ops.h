@@ -203,6 +203,8 @@ struct ChannelOps {
   // refreshed after each of those calls is always exact. release_when_empty
   // thus reads the shared line only when it may free something (why:
   // docs/design.md, "Found empty").
+  // `modulus`: M for the channel's blocks (Positions::modulus, a constant
+  // kept here so that a take needs no test of the slots per block);
   // `depth`: how far a sender can run ahead of the receiver (its runway,
   // watch_depth_for_runway; a constant, kept here so that the wait reads
   // no shared line for it), which says the longer watch a streaming
@@ -215,6 +217,7 @@ struct ChannelOps {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint32_t slots = 0;
+    std::uint64_t modulus = 0;
     bool keeps_none = false;
     bool spare_to_free = false;
     WatchDepth depth = WatchDepth::kShort;
@@ -224,7 +227,8 @@ struct ChannelOps {
     // The runway (kDeepReceiverRunway, kLongReceiverRunway): C - b + 1 slots.
     const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
     // The claim position of a new channel (0, or where a test started it).
-    return {state.claimed_position(), nullptr, slots(state), state.keeps_none(), false, depth, 0};
+    return {state.claimed_position(), nullptr, slots(state), Positions::modulus(slots(state)),
+            state.keeps_none(), false, depth, 0};
   }
   // The watch a blocking receive that found nothing uses: the channel's
   // depth (kDeep or kLong, receiver_watch) when its last watch was
@@ -299,7 +303,7 @@ struct ChannelOps {
     T* stored = std::launder(Shape::slot(block, slot));
     out.emplace(std::move(*stored));
     stored->~T();
-    cursor.index = Positions::next(index, block_slots);
+    cursor.index = Positions::next_modulo(index, cursor.modulus);
     const bool last_slot = slot == block_slots - 1;
     bool wanted = false;
     if (last_slot) {

@@ -72,6 +72,14 @@ class LEANCHAN_API PermitWord {
     return static_cast<std::uint32_t>((word & kLowMask) / kUsedUnit);
   }
   static constexpr std::uint64_t position_of(Word word) noexcept { return word >> kPositionShift; }
+  // `word` with its position moved on by one, modulo M (blocks of `slots`
+  // slots): with b a power of two the field's carry out of bit 63 is the
+  // wrap at 2^35; else the field goes back to 0 at M = b * 2^30.
+  static constexpr Word with_next_position(Word word, std::uint64_t slots) noexcept {
+    const Word bumped = word + kPositionUnit;
+    if (Positions::wraps_with_field(slots)) return bumped;
+    return position_of(bumped) == Positions::modulus(slots) ? bumped & kLowMask : bumped;
+  }
   // Invariant P: false means no permit in use is still to claim.
   static constexpr bool pending_of(Word word) noexcept { return (word & kPendingBit) != 0; }
 
@@ -225,7 +233,7 @@ class LEANCHAN_API PermitWord {
     Word word = word_.load(std::memory_order_relaxed);
     for (;;) {
       const std::uint64_t position = position_of(word);
-      const Word next = (word & kLowMask) | Positions::next(position, slots) << kPositionShift;
+      const Word next = with_next_position(word, slots);
       // seq_cst: puts the claim in the single total order before this
       // sender's load of the receiver's signal (ReceiverSignal::notify),
       // so a receiver that announced its wait and then read the claim
@@ -273,8 +281,8 @@ class LEANCHAN_API PermitWord {
       const bool claims = covered(word);
       if (!claims && !take_uncovered && !pending_of(word)) return Fast::kUncovered;
       // A slot taken alone is a permit still to claim: bit 3 (invariant P).
-      const Word next = claims ? ((word + kUsedUnit) & kLowMask) |
-                                     Positions::next(position_of(word), slots) << kPositionShift
+      // (The slots in use never carry into the position: used_of's bound.)
+      const Word next = claims ? with_next_position(word + kUsedUnit, slots)
                                : (word + kUsedUnit) | kPendingBit;
       // seq_cst: try_acquire's reasons (the acquire half reads the releases
       // that freed the slot; the permit is in the single total order
@@ -340,6 +348,14 @@ class LEANCHAN_API PermitWord {
 };
 
 static_assert(sizeof(PermitWord) == 8, "leanchan: the permit word is one word");
+static_assert(PermitWord::position_of(PermitWord::with_next_position(
+                  (Positions::modulus(32) - 1) << PermitWord::kPositionShift | 0x1F0, 32)) == 0 &&
+                  PermitWord::with_next_position(
+                      (Positions::modulus(24) - 1) << PermitWord::kPositionShift | 0x1F0, 24) ==
+                      0x1F0 &&
+                  PermitWord::position_of(PermitWord::with_next_position(
+                      PermitWord::Word{5} << PermitWord::kPositionShift, 24)) == 6,
+              "leanchan: a claim wraps at M, keeping the low bits");
 static_assert(PermitWord::used_of(PermitWord::kLowMask) >= (std::uint32_t{1} << 25) - 1 &&
                   PermitWord::used_of(PermitWord::kPendingBit) == 0,
               "leanchan: the slots in use must count to kMaxCapacity and beyond");

@@ -32,7 +32,11 @@ struct Positions {
   }
   // The position after `position`.
   static constexpr std::uint64_t next(std::uint64_t position, std::uint64_t slots) noexcept {
-    return position + 1 == modulus(slots) ? 0 : position + 1;
+    return next_modulo(position, modulus(slots));
+  }
+  // The same, with M already known (`m`: modulus(slots)).
+  static constexpr std::uint64_t next_modulo(std::uint64_t position, std::uint64_t m) noexcept {
+    return position + 1 == m ? 0 : position + 1;
   }
   // `position` + `count` (count < M), modulo M.
   static constexpr std::uint64_t add(std::uint64_t position, std::uint64_t count,
