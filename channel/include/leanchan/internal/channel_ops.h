@@ -216,18 +216,19 @@ struct ChannelOps {
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
+    std::uint64_t modulus = 0;  // before slots: no padding between them
     std::uint32_t slots = 0;
-    std::uint64_t modulus = 0;
     bool keeps_none = false;
     bool spare_to_free = false;
     WatchDepth depth = WatchDepth::kShort;
     std::uint8_t run = 0;
   };
+  static_assert(sizeof(Cursor) <= 32, "leanchan: the receiver's cursor fits in half a cache line");
   static Cursor cursor_for(const ChannelState& state) noexcept {
     // The runway (kDeepReceiverRunway, kLongReceiverRunway): C - b + 1 slots.
     const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
     // The claim position of a new channel (0, or where a test started it).
-    return {state.claimed_position(), nullptr, slots(state), Positions::modulus(slots(state)),
+    return {state.claimed_position(), nullptr, Positions::modulus(slots(state)), slots(state),
             state.keeps_none(), false, depth, 0};
   }
   // The watch a blocking receive that found nothing uses: the channel's

@@ -281,7 +281,8 @@ class LEANCHAN_API PermitWord {
       const bool claims = covered(word);
       if (!claims && !take_uncovered && !pending_of(word)) return Fast::kUncovered;
       // A slot taken alone is a permit still to claim: bit 3 (invariant P).
-      // (The slots in use never carry into the position: used_of's bound.)
+      // (The slots in use never carry into the position: the check above
+      // keeps them at most the capacity, at most kMaxCapacity = 2^24.)
       const Word next = claims ? with_next_position(word + kUsedUnit, slots)
                                : (word + kUsedUnit) | kPendingBit;
       // seq_cst: try_acquire's reasons (the acquire half reads the releases
