@@ -313,6 +313,12 @@ class Receiver {
         Ops::count_run(cursor_);
         return RecvStatus::kOk;
       }
+      // A sender streaming into a shallow channel: let it finish the block
+      // first (bounded), then take its messages in a row; the run goes on.
+      if (Ops::watches_rest_of_block(cursor_)) {
+        Ops::watch_rest_of_block(cursor_);
+        if (Ops::try_take(state, cursor_, out)) return RecvStatus::kOk;
+      }
       // A message is often a moment away: watch for it (bounded) first,
       // longer between looks while a sender streams (Ops::watch_depth).
       // (The watch notices an ended channel after a few looks; the checks

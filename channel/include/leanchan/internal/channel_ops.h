@@ -212,24 +212,35 @@ struct ChannelOps {
   // `run`: the messages its blocking receives (recv, recv_many) took
   // without a watch since its last watch began, the one that watch found
   // included (counted to 2; Receiver::wait_take), which says whether it
-  // does.
+  // does; `rest_of_block`: whether its channel allows the rest-of-block
+  // watch (a constant: watches_rest_of_block).
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
     std::uint64_t modulus = 0;  // before slots: no padding between them
-    std::uint32_t slots = 0;
+    std::uint16_t slots = 0;    // 1..32
     bool keeps_none = false;
     bool spare_to_free = false;
     WatchDepth depth = WatchDepth::kShort;
     std::uint8_t run = 0;
+    bool rest_of_block = false;
   };
   static_assert(sizeof(Cursor) <= 32, "leanchan: the receiver's cursor fits in half a cache line");
   static Cursor cursor_for(const ChannelState& state) noexcept {
     // The runway (kDeepReceiverRunway, kLongReceiverRunway): C - b + 1 slots.
     const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
+    const std::uint32_t block_slots = slots(state);
     // The claim position of a new channel (0, or where a test started it).
-    return {state.claimed_position(), nullptr, Positions::modulus(slots(state)), slots(state),
-            state.keeps_none(), false, depth, 0};
+    return {state.claimed_position(),
+            nullptr,
+            Positions::modulus(block_slots),
+            static_cast<std::uint16_t>(block_slots),
+            state.keeps_none(),
+            false,
+            depth,
+            0,
+            depth == WatchDepth::kShort && block_slots >= 2 &&
+                (block_slots < state.capacity() || sizeof(T) <= kRestOfBlockMaxMessageBytes)};
   }
   // The watch a blocking receive that found nothing uses: the channel's
   // depth (kDeep or kLong, receiver_watch) when its last watch was
@@ -245,6 +256,28 @@ struct ChannelOps {
   // A blocking receive took a message.
   static void count_run(Cursor& cursor) noexcept {
     if (cursor.run < 2) ++cursor.run;
+  }
+  // Whether a blocking receive that found nothing first watches for the
+  // rest of its block (watch_rest_of_block): it streams (a run of two
+  // messages or more since its last watch), two slots or more of its
+  // block are left, and its channel allows it (Cursor::rest_of_block, set
+  // once by cursor_for): the doubling watch (a runway below
+  // kDeepReceiverRunway: the deep and long watches already let the sender
+  // run ahead), and either room for more than one block or messages of at
+  // most kRestOfBlockMaxMessageBytes (where one block holds the whole
+  // capacity, the sender cannot write while the receiver drains it, and
+  // for larger messages that overlap is worth more than the header line:
+  // docs/design.md, "The rest-of-block watch"). Reads only the cursor.
+  static bool watches_rest_of_block(const Cursor& cursor) noexcept {
+    return cursor.run >= 2 && cursor.rest_of_block &&
+           place(cursor.index, cursor.slots).slot + 1 < cursor.slots;
+  }
+  // The rest-of-block watch (Ending::watch_rest_of_block) at the
+  // receiver's next position, in its cached head block. Out of line: the
+  // blocking receive around it stays small enough to inline.
+  static void watch_rest_of_block(const Cursor& cursor) noexcept {
+    const auto [number, slot] = place(cursor.index, cursor.slots);
+    Ending::watch_rest_of_block(cursor.head, block_tag(number), slot, cursor.slots);
   }
   // After a call of the receiver's that may have changed the flag
   // (advance_head, finish_block, release_spares, release_if_drained). The

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "leanchan/export.h"
+#include "leanchan/internal/block.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/spin_wait.h"
 
@@ -51,6 +52,17 @@ class LEANCHAN_API Ending {
   static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
                             const void* context, std::uint64_t receiver_index,
                             WatchDepth depth) noexcept;
+  // A streaming receiver of a shallow channel, before watch_briefly
+  // (ChannelOps::watches_rest_of_block): watches (kRestOfBlockWatch) until
+  // every slot of `block` from `slot` on is published, or slot `slot` is
+  // and no ready bit changed since the last look (the senders stopped:
+  // waiting on would only delay the message). Returns at once if `block`
+  // (the receiver's cached head, may be null) is not the block tagged
+  // `tag`. Bounded; the caller then takes, or watches and sleeps, as it
+  // would have. Receiver thread only: it reads its own head block with
+  // relaxed loads, as ChannelOps::may_be_ready does (try_take decides).
+  static void watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
+                                  std::uint32_t slots) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -46,6 +46,9 @@ enum class TestPoint {
   kReceiverWatchesDeep,
   kReceiverWatchesLong,
   kReceiverWatchesShort,
+  // ChannelOps::watch_rest_of_block: a streaming receiver of a shallow
+  // channel starts watching for the rest of its block (kRestOfBlockWatch).
+  kReceiverWatchesRestOfBlock,
   // ChannelState::claim_position: a holder of a permit taken earlier
   // claims its position (the two-step send, a reservation's send), not
   // the one-CAS send (tests count how often a workload takes two steps).
