@@ -57,22 +57,26 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
   return found;
 }
 
-void Ending::watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
-                                 std::uint32_t slots) noexcept {
+int Ending::watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
+                                std::uint32_t slots) noexcept {
   LEANCHAN_TEST_POINT(kReceiverWatchesRestOfBlock);
-  if (block == nullptr || block->tag(std::memory_order_relaxed) != tag) return;
+  if (block == nullptr || block->tag(std::memory_order_relaxed) != tag) return 0;
   // The ready bits of slots `slot` .. slots - 1 (slots <= 32).
   const auto rest =
       static_cast<std::uint32_t>((std::uint64_t{1} << slots) - (std::uint64_t{1} << slot));
   const std::uint32_t next = std::uint32_t{1} << slot;
-  // relaxed: a look for the watch only; try_take's seq_cst load decides.
-  std::uint32_t seen = block->ready.load(std::memory_order_relaxed);
+  // Stalled: the same bits at two looks in a row (a pause budget apart).
+  int looks = 0;
+  std::uint32_t seen = 0;
   (void)watch(kRestOfBlockWatch, [&] {
+    // relaxed: a look for the watch only; try_take's seq_cst load decides.
     const std::uint32_t bits = block->ready.load(std::memory_order_relaxed);
-    const bool stalled = bits == seen;
+    const bool stalled = looks > 0 && bits == seen;
+    ++looks;
     seen = bits;
     return (bits & rest) == rest || ((bits & next) != 0 && stalled);
   });
+  return looks;
 }
 
 }  // namespace leanchan::internal

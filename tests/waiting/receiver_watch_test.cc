@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "leanchan/channel.h"
+#include "leanchan/internal/block.h"
+#include "leanchan/internal/ending.h"
 #include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
 
@@ -146,6 +148,32 @@ TEST(ReceiverWatch, TheRestOfBlockWatchOnlyWhereItPays) {
   EXPECT_FALSE(watches_after<Large>(8, 3, Drain::kRecv).rest);    // one block, large messages
   EXPECT_FALSE(watches_after(kFirstDeep, 3, Drain::kRecv).rest);  // the deep watch instead
   EXPECT_FALSE(watches_after(1024, 3, Drain::kRecv).rest);        // the long watch instead
+}
+
+// The rest-of-block watch itself, on a block made here: it stops at the
+// first look once the rest of the block is published, at the second when
+// only its next slot is and nothing changed between the looks, and
+// otherwise makes all its looks; none for a block with another tag.
+TEST(RestOfBlockWatch, StopsWhenTheRestIsThereOrTheSenderStopped) {
+  using leanchan::internal::Ending;
+  using leanchan::internal::kRestOfBlockWatch;
+  leanchan::internal::BlockHeader block;
+  block.number.store(5);
+  block.ready.store(0xFF);  // slots 0..7 of 8
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), 1);
+  block.ready.store(0x0F);  // slot 3 there, 4..7 not
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), 2);
+  block.ready.store(0x07);  // slot 3 missing
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), kRestOfBlockWatch.looks());
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 6, 3, 8), 0);
+  EXPECT_EQ(Ending::watch_rest_of_block(nullptr, 5, 3, 8), 0);
+  // The mask at the ends of a 32-slot block.
+  block.ready.store(0xFFFFFFFF);
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 0, 32), 1);
+  block.ready.store(0x80000000);
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 31, 32), 1);
+  block.ready.store(0x7FFFFFFF);
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 31, 32), kRestOfBlockWatch.looks());
 }
 
 }  // namespace

@@ -210,10 +210,10 @@ struct ChannelOps {
   // no shared line for it), which says the longer watch a streaming
   // receiver may use before it sleeps (receiver_watch);
   // `run`: the messages its blocking receives (recv, recv_many) took
-  // without a watch since its last watch began, the one that watch found
-  // included (counted to 2; Receiver::wait_take), which says whether it
-  // does; `rest_of_block`: whether its channel allows the rest-of-block
-  // watch (a constant: watches_rest_of_block).
+  // since its last watch_briefly began, the one that watch found included
+  // (counted to 2; Receiver::wait_take; the rest-of-block watch, which
+  // needs a run, does not end one), which says whether it does; `rest_of_block`: whether its
+  // channel allows the rest-of-block watch (a constant: watches_rest_of_block).
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
@@ -277,7 +277,7 @@ struct ChannelOps {
   // blocking receive around it stays small enough to inline.
   static void watch_rest_of_block(const Cursor& cursor) noexcept {
     const auto [number, slot] = place(cursor.index, cursor.slots);
-    Ending::watch_rest_of_block(cursor.head, block_tag(number), slot, cursor.slots);
+    (void)Ending::watch_rest_of_block(cursor.head, block_tag(number), slot, cursor.slots);
   }
   // After a call of the receiver's that may have changed the flag
   // (advance_head, finish_block, release_spares, release_if_drained). The

@@ -55,14 +55,16 @@ class LEANCHAN_API Ending {
   // A streaming receiver of a shallow channel, before watch_briefly
   // (ChannelOps::watches_rest_of_block): watches (kRestOfBlockWatch) until
   // every slot of `block` from `slot` on is published, or slot `slot` is
-  // and no ready bit changed since the last look (the senders stopped:
-  // waiting on would only delay the message). Returns at once if `block`
-  // (the receiver's cached head, may be null) is not the block tagged
-  // `tag`. Bounded; the caller then takes, or watches and sleeps, as it
-  // would have. Receiver thread only: it reads its own head block with
-  // relaxed loads, as ChannelOps::may_be_ready does (try_take decides).
-  static void watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
-                                  std::uint32_t slots) noexcept;
+  // and no ready bit changed between two looks (the senders stopped:
+  // waiting on would only delay the message). Returns the looks it made:
+  // 0 if `block` (the receiver's cached head, may be null) is not the
+  // block tagged `tag`. Bounded; it does not ask whether the channel has
+  // ended (the watch after it does); the caller then takes, or watches and
+  // sleeps, as it would have. Receiver thread only: it reads its own head
+  // block with relaxed loads, as ChannelOps::may_be_ready does (try_take
+  // decides).
+  static int watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
+                                 std::uint32_t slots) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -124,7 +124,9 @@ constexpr const SpinBudget& receiver_watch(WatchDepth depth) noexcept {
 // 0.4 us where a pause takes 25 ns), longer than a sender that keeps up
 // takes between two messages. Counted in pauses, not looks, so that every
 // receiver watch asks after the same wait (in the deep and long watches,
-// from their second look; looks_before_pausing).
+// from their second look; looks_before_pausing). The rest-of-block watch
+// (kRestOfBlockWatch), at most 64 pauses before the doubling watch, does
+// not ask: the end is noticed that much later there.
 inline constexpr int kReceiverEndCheckAfterPauses = 15;
 // Waiting for a notifier's callback (or a waker's last step) to end: they
 // are short, and run on another core.
