@@ -212,8 +212,9 @@ struct ChannelOps {
   // `run`: the messages its blocking receives (recv, recv_many) took
   // since its last watch_briefly began, the one that watch found included
   // (counted to 2; Receiver::wait_take; the rest-of-block watch, which
-  // needs a run, does not end one), which says whether it does; `rest_of_block`: whether its
-  // channel allows the rest-of-block watch (a constant: watches_rest_of_block).
+  // needs a run, does not end one), which says whether it does;
+  // `rest_of_block`: whether its channel allows the rest-of-block watch
+  // (a constant: watches_rest_of_block).
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;

@@ -90,12 +90,12 @@ inline constexpr std::uint32_t kLongReceiverRunway = 512;
 // message missing with two slots or more of its block left: before that
 // watch, 8 looks each followed by 8 pauses (about 1 us in all where a pause
 // takes 16 ns, 2.6 us where it takes 40) for the rest of its block, ended
-// early when its next message is there and nothing arrived since the last
-// look (the sender stopped). A receiver that takes each message as it comes there
-// pulls the block header's line, which carries every ready bit, from the
-// sender at every message, and both sides crawl; one that lets the sender
-// finish the block takes it in a row (docs/design.md, "The rest-of-block
-// watch").
+// early when its next message is there and nothing arrived between two
+// looks (the sender stopped). A receiver that takes each message as it
+// comes there pulls the block header's line, which carries every ready
+// bit, from the sender at every message, and both sides crawl; one that
+// lets the sender finish the block takes it in a row (docs/design.md,
+// "The rest-of-block watch").
 inline constexpr SpinBudget kRestOfBlockWatch = spin_budget_of(8, 0, 8, 8);
 // Where one block holds the whole capacity, the rest-of-block watch only
 // for messages of at most this size (ChannelOps::watches_rest_of_block).
