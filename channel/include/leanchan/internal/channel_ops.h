@@ -240,7 +240,7 @@ struct ChannelOps {
             false,
             depth,
             0,
-            depth == WatchDepth::kShort && block_slots >= 2 &&
+            depth == WatchDepth::kShort &&
                 (block_slots < state.capacity() || sizeof(T) <= kRestOfBlockMaxMessageBytes)};
   }
   // The watch a blocking receive that found nothing uses: the channel's
