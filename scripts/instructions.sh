@@ -45,22 +45,7 @@ fi
 scripts/setup.sh >&2
 
 work=build-instructions
-configure=(-DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF -DLEANCHAN_BUILD_REPORT=OFF
-           -DLEANCHAN_BUILD_EXAMPLES=OFF)
-mkdir -p "$work"  # a fresh clone has none: the build logs go there
-sides=(new)
-if [[ -n "$base" ]]; then
-  sides=(base new)
-  if [[ ! -d "$work/base-src" ]]; then git worktree add --detach "$work/base-src" "$base" >/dev/null
-  else git -C "$work/base-src" checkout -q --detach "$base"; fi
-fi
-for side in "${sides[@]}"; do
-  src=.; [[ $side == base ]] && src="$work/base-src"
-  echo "instructions.sh: building the peer benchmark ($side) in $work/$side" >&2
-  cmake -S "$src" -B "$work/$side" "${configure[@]}" >"$work/$side.log" 2>&1 &&
-    cmake --build "$work/$side" -j "$(nproc)" --target leanchan_peer_bench >>"$work/$side.log" 2>&1 ||
-    { echo "instructions.sh: build failed (see $work/$side.log)" >&2; exit 1; }
-done
+scripts/build_peer_bench.sh "$work" ${base:+"$base"}
 bin_of() { echo "$work/$1/benchmarks/leanchan-peer-bench"; }
 
 # Instructions executed by one --single run of N messages.

@@ -45,18 +45,7 @@ done
 
 scripts/setup.sh >&2
 work=build-peer-ab
-configure=(-DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF -DLEANCHAN_BUILD_REPORT=OFF
-           -DLEANCHAN_BUILD_EXAMPLES=OFF)
-mkdir -p "$work"
-if [[ ! -d "$work/base-src" ]]; then git worktree add --detach "$work/base-src" "$base" >/dev/null
-else git -C "$work/base-src" checkout -q --detach "$base"; fi
-for side in base new; do
-  src=.; [[ $side == base ]] && src="$work/base-src"
-  echo "peer_ab.sh: building the peer benchmark ($side) in $work/$side" >&2
-  cmake -S "$src" -B "$work/$side" "${configure[@]}" >"$work/$side.log" 2>&1 &&
-    cmake --build "$work/$side" -j "$(nproc)" --target leanchan_peer_bench >>"$work/$side.log" 2>&1 ||
-    { echo "peer_ab.sh: build failed (see $work/$side.log)" >&2; exit 1; }
-done
+scripts/build_peer_bench.sh "$work" "$base"
 bin_of() { echo "$work/$1/benchmarks/leanchan-peer-bench"; }
 available=$("$(bin_of new)" --help 2>&1 | sed -n 's/^designs: //p')
 for d in $designs; do
