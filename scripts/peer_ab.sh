@@ -58,7 +58,9 @@ run() {
   local line
   line=$("$(bin_of "$1")" --design="$2" --capacity="$3" --producers="$4" --size="$size" \
            --messages="$messages") || { echo "peer_ab.sh: $1 run failed: $2 C=$3 P=$4" >&2; return 1; }
-  sed -n 's/.* msgs_per_sec=\([0-9.e+]*\).* cpu_ns_per_msg=\([0-9.]*\).*/\1 \2/p' <<<"$line"
+  line=$(sed -n 's/.* msgs_per_sec=\([0-9.e+]*\).* cpu_ns_per_msg=\([0-9.]*\).*/\1 \2/p' <<<"$line")
+  [[ -n "$line" ]] || { echo "peer_ab.sh: $1 run printed no throughput: $2 C=$3 P=$4" >&2; return 1; }
+  echo "$line"
 }
 
 raw="$work/pairs-$(date +%Y%m%d-%H%M%S).txt"
