@@ -30,11 +30,8 @@ struct Positions {
   static constexpr std::uint64_t modulus(std::uint64_t slots) noexcept {
     return wraps_with_field(slots) ? std::uint64_t{1} << kPositionBits : slots << kBlockNumberBits;
   }
-  // The position after `position`.
-  static constexpr std::uint64_t next(std::uint64_t position, std::uint64_t slots) noexcept {
-    return next_modulo(position, modulus(slots));
-  }
-  // The same, with M already known (`m`: modulus(slots)).
+  // The position after `position`, with M given (`m`: modulus(slots),
+  // which a caller keeps, so that a step tests no block size).
   static constexpr std::uint64_t next_modulo(std::uint64_t position, std::uint64_t m) noexcept {
     return position + 1 == m ? 0 : position + 1;
   }
@@ -62,7 +59,8 @@ struct Positions {
 static_assert(Positions::modulus(32) == std::uint64_t{1} << 35 &&
               Positions::modulus(1) == std::uint64_t{1} << 35 &&
               Positions::modulus(24) == std::uint64_t{24} << 30);
-static_assert(Positions::next(Positions::modulus(3) - 1, 3) == 0);
+static_assert(Positions::next_modulo(Positions::modulus(3) - 1, Positions::modulus(3)) == 0 &&
+              Positions::next_modulo(5, Positions::modulus(3)) == 6);
 static_assert(Positions::distance(1, Positions::modulus(5) - 2, 5) == 3);
 static_assert(Positions::next_boundary(Positions::modulus(7) - 3, 7) == 0);
 static_assert(Positions::next_boundary(14, 7) == 21 && Positions::next_boundary(15, 7) == 21);
