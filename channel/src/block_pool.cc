@@ -45,8 +45,14 @@ std::size_t large_length(const State& s, std::size_t bytes, std::size_t alignmen
   return (large_offset(alignment) + bytes + s.page - 1) / s.page * s.page;
 }
 
+// The largest size or alignment an own mapping is asked for: with both at
+// most 2^62, the record's offset plus the size, rounded to a page, and the
+// over-mapping for the alignment (pool_os::map) stay below 2^64. No
+// system maps that much; the request fails there with bad_alloc.
+constexpr std::size_t kLargestRequest = std::size_t{1} << 62;
+
 void* allocate_large(State& s, std::size_t bytes, std::size_t alignment) {
-  if (bytes > (std::size_t{1} << 62)) throw std::bad_alloc();
+  if (bytes > kLargestRequest || alignment > kLargestRequest) throw std::bad_alloc();
   const std::size_t length = large_length(s, bytes, alignment);
   const std::size_t map_alignment = std::max(alignment, s.page);
   void* memory = os::map(length, map_alignment);

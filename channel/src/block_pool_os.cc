@@ -25,6 +25,9 @@ std::size_t page_size() noexcept {
 
 void* map(std::size_t bytes, std::size_t alignment) noexcept {
   const std::size_t page = page_size();
+  // A span that would wrap cannot be mapped (and would unmap from the wrong
+  // end below).
+  if (alignment > page && bytes > SIZE_MAX - (alignment - page)) return nullptr;
   // Over-map by alignment - page, then trim both ends to an aligned range.
   const std::size_t span = alignment > page ? bytes + alignment - page : bytes;
   void* raw = ::mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -213,6 +214,28 @@ TEST(BlockPool, LargeRequestsGetMappingsOfTheirOwn) {
   EXPECT_EQ(figures.mapped_bytes, before.mapped_bytes);
   EXPECT_EQ(figures.resident_pages, 0u);
   EXPECT_EQ(figures.live_bytes, 0u);
+}
+
+// A request no mapping can hold is refused with std::bad_alloc, as
+// new_delete_resource() refuses it, and the pool stays usable. Before the
+// check, an alignment of 2^63 wrapped the mapping's length: the pool
+// mapped one page and then unmapped from address 0x2000 upwards.
+TEST(BlockPool, ARequestNoMappingCanHoldIsRefused) {
+  BlockPool pool;
+  const auto before = pool.figures();
+  constexpr std::size_t kTop = std::size_t{1} << 63;
+  EXPECT_THROW((void)pool.allocate(8192, kTop), std::bad_alloc);
+  EXPECT_THROW((void)pool.allocate(64, kTop), std::bad_alloc);
+  EXPECT_THROW((void)pool.allocate(8192, kTop >> 1), std::bad_alloc);
+  EXPECT_THROW((void)pool.allocate(kTop, 16), std::bad_alloc);
+  EXPECT_THROW((void)pool.allocate(~std::size_t{0} - 4096, 16), std::bad_alloc);
+  const auto after = pool.figures();
+  EXPECT_EQ(after.mapped_bytes, before.mapped_bytes);
+  EXPECT_EQ(after.live_allocations, 0u);
+  void* block = pool.allocate(8192, 16);  // still usable
+  std::memset(block, 1, 8192);
+  pool.deallocate(block, 8192, 16);
+  EXPECT_EQ(pool.figures().mapped_bytes, before.mapped_bytes);
 }
 
 TEST(BlockPool, APageFreedOnAnotherThreadIsGivenBack) {

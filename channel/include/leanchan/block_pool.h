@@ -19,7 +19,8 @@
 // larger request, or one aligned beyond a page, gets a mapping of its own,
 //   round_up(max(64, alignment) + bytes, page_size()) bytes,
 // its first max(64, alignment) bytes the pool's record of it, unmapped when
-// it is freed.
+// it is freed. A request that no mapping can hold (above 2^62 bytes, or
+// aligned beyond 2^62), or that the system refuses, throws std::bad_alloc.
 //
 // Design (states and invariants: channel/src/block_pool_state.h; each
 // atomic's order is argued where it is used):
