@@ -8,6 +8,7 @@
 #include <new>
 
 #include "block_pool_state.h"
+#include "leanchan/internal/test_point.h"
 
 namespace leanchan::internal::pool {
 namespace {
@@ -51,9 +52,11 @@ std::uint32_t map_chunk(State& s) {
 }
 
 // Opens a fresh page for `class_bytes` with slot 0 taken, lists it on
-// `stack`, and returns slot 0.
+// `stack`, and returns slot 0: a kept page first (still resident: no page
+// fault), then a page given back, then a new chunk's.
 void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
-  std::uint32_t id = s.free_pages.pop(s.descs());
+  std::uint32_t id = s.kept_pages.pop(s.descs());
+  if (id == kNoPage) id = s.free_pages.pop(s.descs());
   if (id == kNoPage) id = map_chunk(s);
   PageDesc& d = s.desc(id);
   // This thread owns the page now (I1): W is kClosed, maybe kKept.
@@ -71,6 +74,12 @@ void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
   return s.page_address(id);
 }
 
+// A Closed page that is not listed, whose W is `word`, goes on its stack
+// (I1, I5).
+void push_closed(State& s, std::uint32_t id, std::uint64_t word) noexcept {
+  (((word & kKept) != 0) ? s.kept_pages : s.free_pages).push(id, s.descs());
+}
+
 // The listing holder's exit from a Closing or Closed page (I5); `word` is
 // the value it read.
 void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word) noexcept {
@@ -80,7 +89,7 @@ void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word) 
   while (!d.word.compare_exchange_weak(word, word & ~kListed, std::memory_order_acq_rel,
                                        std::memory_order_relaxed)) {
   }
-  if ((word & kClosed) != 0) s.free_pages.push(id, s.descs());
+  if ((word & kClosed) != 0) push_closed(s, id, word);
 }
 
 // Takes a slot of page `id`, whose listing this thread holds; pushes the
@@ -143,7 +152,7 @@ void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept
   // (it acquires Closed); acquire pairs with its unlisting.
   const std::uint64_t flip = kClosing | kClosed | (keep ? kKept : 0);
   const std::uint64_t before = d.word.fetch_xor(flip, std::memory_order_acq_rel);
-  if ((before & kListed) == 0) s.free_pages.push(id, s.descs());
+  if ((before & kListed) == 0) push_closed(s, id, before ^ flip);
 }
 
 }  // namespace
@@ -199,25 +208,25 @@ void deallocate_small(State& s, void* p, std::size_t class_bytes) noexcept {
 }
 
 void trim(State& s) noexcept {
-  // Kept pages on the free-page stack: pop them all (this thread then owns
-  // each, I1), give back the kept ones, and push the chain back.
-  std::uint32_t first = kNoPage;
-  std::uint32_t last = kNoPage;
-  for (std::uint32_t id; (id = s.free_pages.pop(s.descs())) != kNoPage;) {
+  // Nothing is ever kept (I6): nothing to do.
+  if (s.keep_limit == 0) return;
+  // Kept pages on the kept-page stack: take them all (this thread then owns
+  // each, I1), give each back and put it on the free-page stack. The free
+  // pages stay where an allocation finds them meanwhile.
+  std::uint32_t id = s.kept_pages.take_all();
+  LEANCHAN_TEST_POINT(kTrimHoldsKeptPages);
+  while (id != kNoPage) {
     PageDesc& d = s.desc(id);
-    // relaxed: owned (the pop acquired it); no other thread touches W now.
-    if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
-      if (os::give_back(s.page_address(id), s.page)) {
-        s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-      }
-      d.word.store(kClosed, std::memory_order_relaxed);  // published by the push
-      s.kept.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a count (I6)
+    // relaxed: owned (take_all acquired it); the push below publishes it.
+    const std::uint32_t next = d.next.load(std::memory_order_relaxed);
+    if (os::give_back(s.page_address(id), s.page)) {
+      s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
-    d.next.store(first, std::memory_order_relaxed);  // published by the push
-    if (first == kNoPage) last = id;
-    first = id;
+    d.word.store(kClosed, std::memory_order_relaxed);  // published by the push
+    s.kept.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a count (I6)
+    s.free_pages.push(id, s.descs());
+    id = next;
   }
-  if (first != kNoPage) s.free_pages.push_chain(first, last, s.descs());
   // Kept pages still listed (on a partial stack, awaiting their holder's
   // unlisting): Closed + kKept + kListed -> Closing, as a closer would, so
   // the holder leaves the rest to this thread (I5).

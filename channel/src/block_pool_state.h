@@ -14,8 +14,9 @@
 // Invariants (block_pool_pages.cc relies on them at each step):
 //   I1. kListed is set while the page is on a partial stack or popped from
 //       one by exactly one thread (it "holds the listing"); a page is on at
-//       most one stack (one `next` link), and on the free-page stack only
-//       when Closed and not listed.
+//       most one stack (one `next` link), and on the free-page or the
+//       kept-page stack only when Closed and not listed: on the kept-page
+//       stack exactly when kKept.
 //   I2. A slot is taken only by the listing holder, or by the opener
 //       (slot 0); any thread frees a slot it was given. Every change of W
 //       is an RMW, so a free and a take cannot both act on a stale W.
@@ -26,8 +27,10 @@
 //       pushes it): a new page is opened only when no listed page is found.
 //   I5. Closing ends with one RMW to Closed; whoever leaves W Closed and
 //       not listed (the closer if kListed was clear by then, else the
-//       listing holder when it unlists) pushes the page on the free-page
-//       stack. So a page is reopened only after give_back returned.
+//       listing holder when it unlists) pushes the page on the kept-page
+//       stack if kKept, else on the free-page stack. So a page is reopened
+//       only after give_back returned, and trim() finds the kept pages
+//       without taking the free ones from an allocation.
 //   I6. kept (the count) is the number of pages with kKept; at most
 //       keep_limit, taken by CAS before a page is kept.
 #ifndef LEANCHAN_SRC_BLOCK_POOL_STATE_H_
@@ -100,6 +103,18 @@ class PageStack {
   void push(std::uint32_t id, Desc&& desc) noexcept {
     push_chain(id, id, desc);
   }
+  // Every id, removed in one RMW: the first of their chain, linked by
+  // `next` and ended by kNoPage (kNoPage if empty). acquire: as pop, for
+  // every push before it (each push's CAS continues the release sequence
+  // of the ones before).
+  std::uint32_t take_all() noexcept {
+    std::uint64_t head = head_.load(std::memory_order_acquire);
+    while (static_cast<std::uint32_t>(head) != kNoPage &&
+           !head_.compare_exchange_weak(head, bump(head, kNoPage), std::memory_order_acquire,
+                                        std::memory_order_acquire)) {
+    }
+    return static_cast<std::uint32_t>(head);
+  }
   // The id on top, removed; kNoPage if empty.
   template <class Desc>
   std::uint32_t pop(Desc&& desc) noexcept {
@@ -167,6 +182,7 @@ struct BlockPool::State {
   std::atomic<ChunkHeader*>* chunks = nullptr;  // kMaxChunks entries
   internal::pool::Shard shards[internal::pool::kShards];
   alignas(64) internal::pool::PageStack free_pages;
+  internal::pool::PageStack kept_pages;  // I1: Closed and kKept, not listed
   std::atomic<std::size_t> chunk_count{0};
   std::atomic<std::size_t> kept{0};  // I6
   // relaxed: statistics.

@@ -65,8 +65,9 @@
 // destructor unmaps everything it mapped, and debug builds (!NDEBUG) assert
 // that no allocation is live.
 //
-// Thread-safety: allocate, deallocate and figures() may be called from any
-// number of threads at once; an allocation may be freed by any thread.
+// Thread-safety: allocate, deallocate, trim() and figures() may be called
+// from any number of threads at once; an allocation may be freed by any
+// thread.
 #ifndef LEANCHAN_BLOCK_POOL_H_
 #define LEANCHAN_BLOCK_POOL_H_
 
@@ -136,7 +137,10 @@ class LEANCHAN_API BlockPool final : public std::pmr::memory_resource {
   // True where an emptied page leaves the resident set (the mmap backend).
   static bool gives_back_pages() noexcept;
   // Gives back every emptied page kept for reuse (keep_empty_pages); a
-  // no-op with keep_empty_pages = 0. Exact when no allocation races it.
+  // no-op with keep_empty_pages = 0. Exact when no allocation races it: a
+  // page emptied meanwhile may stay kept. Only the kept pages are taken
+  // aside while it runs: an allocation racing it opens a page given back
+  // before, and maps a new chunk only if none is left.
   void trim() noexcept;
 
   struct State;  // the bookkeeping (channel/src/block_pool_state.h); not part of the API

@@ -53,6 +53,9 @@ enum class TestPoint {
   // claims its position (the two-step send, a reservation's send), not
   // the one-CAS send (tests count how often a workload takes two steps).
   kClaimedWithAPermit,
+  // BlockPool::trim: the kept pages were taken off their stack and are
+  // not on the free-page stack yet.
+  kTrimHoldsKeptPages,
 };
 
 // Where the positions of a channel created from now on start (ChannelState's
