@@ -36,9 +36,10 @@ std::uint32_t map_chunk(State& s) {
   }
   auto* chunk = ::new (memory) ChunkHeader();
   chunk->index = static_cast<std::uint32_t>(index);
-  // relaxed: this chunk's ids reach other threads only through the push
-  // below (release) or pointers the caller hands on.
-  s.chunks[index].store(chunk, std::memory_order_relaxed);
+  // release: trim() finds the chunk through this entry alone (acquire),
+  // with its descriptors constructed; the chunk's ids reach other threads
+  // through the push below (release) or pointers the caller hands on.
+  s.chunks[index].store(chunk, std::memory_order_release);
   s.mapped_bytes.fetch_add(kChunkBytes, std::memory_order_relaxed);  // relaxed: a statistic
   const std::uint32_t base = chunk->index << kPageShift;
   if (s.first_page + 1 < s.pages_per_chunk) {
@@ -232,7 +233,8 @@ void trim(State& s) noexcept {
   // the holder leaves the rest to this thread (I5).
   const std::size_t chunks = std::min(s.chunk_count.load(std::memory_order_relaxed), kMaxChunks);
   for (std::size_t i = 0; i < chunks; ++i) {
-    ChunkHeader* chunk = s.chunks[i].load(std::memory_order_relaxed);  // relaxed: as State::chunk
+    // acquire: pairs with map_chunk's store; no pop ordered this chunk here.
+    ChunkHeader* chunk = s.chunks[i].load(std::memory_order_acquire);
     if (chunk == nullptr) continue;
     for (std::uint32_t p = s.first_page; p < s.pages_per_chunk; ++p) {
       PageDesc& d = chunk->pages[p];

@@ -202,7 +202,8 @@ struct BlockPool::State {
   }
   ChunkHeader* chunk(std::uint32_t id) noexcept {
     // relaxed: every id reaches a thread through a stack pop (acquire) or
-    // its own map_chunk, after the entry's store.
+    // its own map_chunk, after the entry's store. (trim()'s scan of the
+    // table has no id: it reads the entries with acquire.)
     return chunks[id >> internal::pool::kPageShift].load(std::memory_order_relaxed);
   }
   auto descs() noexcept {
