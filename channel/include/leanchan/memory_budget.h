@@ -63,8 +63,9 @@ class LEANCHAN_API BudgetExceeded : public std::bad_alloc {
 // requests a channel's control block makes (72 or 88 bytes, aligned to 16,
 // which no block's request is): the channels whose ChannelOptions::memory
 // is this budget, or a budget or resource that passes requests on to it
-// unchanged; behind a pool (BlockPool over a budget) the budget sees pages,
-// and counts them all as blocks.
+// unchanged; behind a pooling resource whose upstream is this budget (a
+// std::pmr pool resource; BlockPool has no upstream) the budget sees the
+// pool's chunks, and counts them all as blocks.
 struct MemoryBudgetFigures {
   std::size_t limit = 0;               // the limit given at construction
   std::size_t held = 0;                // requested bytes charged now; never above limit
