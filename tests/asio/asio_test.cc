@@ -355,6 +355,72 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   EXPECT_EQ(allocations.load(), 1);
 }
 
+// A handler whose allocator comes from its own state (a shared arena), as
+// a handler with a per-connection arena has: a moved-from handler has no
+// arena any more. The operation must be freed with the allocator it was
+// allocated with, taken before the handler moves out; before, it was
+// freed through the moved-from handler's (no arena: 1 allocation, 0
+// deallocations through the arena).
+struct Arena {
+  int allocations = 0;
+  int deallocations = 0;
+};
+int deallocations_without_an_arena = 0;
+template <class T>
+struct ArenaAllocator {
+  using value_type = T;
+  Arena* arena;
+  explicit ArenaAllocator(Arena* a) noexcept : arena(a) {}
+  template <class U>
+  ArenaAllocator(const ArenaAllocator<U>& other) noexcept : arena(other.arena) {}
+  T* allocate(std::size_t n) {
+    if (arena != nullptr) ++arena->allocations;
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (arena != nullptr) {
+      ++arena->deallocations;
+    } else {
+      ++deallocations_without_an_arena;
+    }
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const ArenaAllocator<U>& other) const noexcept {
+    return arena == other.arena;
+  }
+};
+struct ArenaHandler {
+  using allocator_type = ArenaAllocator<void>;
+  allocator_type get_allocator() const noexcept { return allocator_type(arena.get()); }
+  void operator()(asio::error_code, std::optional<int> v) { *got = v; }
+  std::shared_ptr<Arena> arena;
+  std::optional<int>* got;
+};
+
+TEST(AsioReceiver, FreesTheOperationWithTheAllocatorThatAllocatedIt) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  auto arena = std::make_shared<Arena>();
+  deallocations_without_an_arena = 0;
+  std::optional<int> ready;
+  ASSERT_TRUE(tx_rx.first.try_send(1).ok());
+  rx.async_recv(ArenaHandler{arena, &ready});  // ready at once
+  io.run();
+  EXPECT_EQ(ready, 1);
+  std::optional<int> waited;
+  rx.async_recv(ArenaHandler{arena, &waited});  // waits, then a send completes it
+  io.restart();
+  io.poll();
+  ASSERT_TRUE(tx_rx.first.try_send(2).ok());
+  io.run();
+  EXPECT_EQ(waited, 2);
+  EXPECT_EQ(arena->allocations, 2);
+  EXPECT_EQ(arena->deallocations, 2);
+  EXPECT_EQ(deallocations_without_an_arena, 0);
+}
+
 // An executor over an io_context's that counts what leanchan::asio asks of
 // it: functions executed, and tracked work taken
 // (prefer(outstanding_work.tracked)). That work is only counted: the I/O

@@ -318,10 +318,15 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     auto slot = net::get_associated_cancellation_slot(op->handler_);
     if (slot.is_connected()) slot.clear();
   }
-  static void free(HandlerOp* op) noexcept {
-    Alloc alloc(OperationAllocator<Handler>::of(op->handler_));
+  // With the allocator that allocated it: taken from the handler before
+  // it moves out (a moved-from handler's may differ: one whose allocator
+  // comes from its own state).
+  static void free(HandlerOp* op, Alloc alloc) noexcept {
     op->~HandlerOp();
     std::allocator_traits<Alloc>::deallocate(alloc, op, 1);
+  }
+  static Alloc allocator_of(const HandlerOp* op) noexcept {
+    return Alloc(OperationAllocator<Handler>::of(op->handler_));
   }
   // Work on the handler's executor, and on the I/O executor unless it is
   // that same executor (a plain callback, use_awaitable on the object's
@@ -337,11 +342,12 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
   static void do_destroy(PendingBase* base) noexcept {
     auto* op = static_cast<HandlerOp*>(static_cast<Base*>(base));
     disconnect(op);
-    free(op);
+    free(op, allocator_of(op));
   }
   static void do_complete(Base* base, bool post, Args... args) {
     auto* op = static_cast<HandlerOp*>(base);
     disconnect(op);
+    Alloc alloc = allocator_of(op);
     Handler handler(std::move(op->handler_));
     HandlerExecutor executor = net::get_associated_executor(handler, op->io_);
     // The work the operation held (if it waited) outlives it until the
@@ -351,7 +357,7 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     if (op->handler_work_) handler_work.emplace(std::move(*op->handler_work_));
     std::optional<Tracked<IoExecutor>> io_work;
     if (op->io_work_) io_work.emplace(std::move(*op->io_work_));
-    free(op);
+    free(op, std::move(alloc));
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
       // Deferred: never inside the initiating call, and on a thread of the
