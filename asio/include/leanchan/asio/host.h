@@ -55,12 +55,20 @@ class OperationHost : private Registered {
   bool pending() const noexcept { return op_ != nullptr; }
   Op& op() noexcept { return *op_; }
 
-  // The operation waits from now on: cancellable, resumed by kicks.
+  // The operation waits from now on: cancellable, resumed by kicks. If
+  // connecting its cancellation slot throws (the slot allocates its
+  // handler), the operation is destroyed, its handler uncalled, and nothing
+  // stays pending; the exception goes on to the initiating call.
   template <class TypedOp>
   void adopt(TypedOp* op) {
-    op_ = op;
     cancelled_.store(false, std::memory_order_relaxed);
-    connect_cancellation(op->handler(), [this] { request_cancel(); });
+    try {
+      connect_cancellation(op->handler(), [this] { request_cancel(); });
+    } catch (...) {
+      op->destroy();
+      throw;
+    }
+    op_ = op;
   }
   // seq_cst: pairs with request_cancel's store (see there).
   bool cancel_requested() const noexcept { return cancelled_.load(std::memory_order_seq_cst); }

@@ -32,8 +32,9 @@ namespace leanchan::asio {
 // The handler runs on its associated executor (default: this object's),
 // never inside async_recv itself. Each receive allocates one object with
 // the handler's associated allocator (Asio's recycling allocator for the
-// default one), before anything is taken: if that allocation throws,
-// async_recv throws and the channel is untouched. While waiting, the
+// default one), before anything is taken: if that allocation, or
+// connecting the handler's cancellation slot, throws, async_recv throws,
+// the channel is untouched and nothing is left pending. While waiting, the
 // operation holds outstanding work on both executors (once when they are
 // the same); each wake-up posts one step to this object's executor.
 //

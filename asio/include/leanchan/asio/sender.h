@@ -39,7 +39,9 @@ namespace leanchan::asio {
 // The handler runs on its associated executor (default: this object's),
 // never inside async_send. The value travels in the one object the
 // operation allocates with the handler's allocator (Asio's recycling
-// allocator for the default one).
+// allocator for the default one). If that allocation, or connecting the
+// handler's cancellation slot, throws, async_send throws it: nothing is
+// sent or left pending, and the value is destroyed.
 //
 // Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
 // value is destroyed unsent, and a slot it had been handed goes to the next
