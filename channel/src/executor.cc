@@ -363,9 +363,15 @@ ThreadPoolExecutor::ThreadPoolExecutor(std::size_t threads) {
   }
 }
 
-ThreadPoolExecutor::~ThreadPoolExecutor() {
+void ThreadPoolExecutor::join() {
   stop();
-  for (std::size_t i = 0; i < worker_count_; ++i) state_->workers[i].thread.join();
+  for (std::size_t i = 0; i < worker_count_; ++i) {
+    if (state_->workers[i].thread.joinable()) state_->workers[i].thread.join();
+  }
+}
+
+ThreadPoolExecutor::~ThreadPoolExecutor() {
+  join();
   // Every worker is gone: discard what is still queued.
   std::lock_guard<std::mutex> lock(state_->mutex);
   for (TaskQueue* queue : {&state_->arrived, &state_->displaced}) {

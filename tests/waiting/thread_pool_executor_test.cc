@@ -318,6 +318,57 @@ TEST(ThreadPoolExecutor, DestructionDiscardsQueuedTasksUnrun) {
   }
 }
 
+// Shutting down with a coroutine suspended on the pool: stop() and join(),
+// then the coroutine, then the pool (leanchan/executor.h, "Stopping").
+// The coroutine's destruction cancels its task on the pool, so it must
+// come before the pool's; join() is what lets it come after every worker
+// has stopped, so that none can be resuming it.
+Task wait_for_one(leanchan::Receiver<int>& rx, leanchan::Executor& executor, int& got) {
+  std::optional<int> value = co_await rx.async_recv(executor);
+  got = value ? *value : -1;
+}
+
+TEST(ThreadPoolExecutor, ShutsDownUnderACoroutineSuspendedOnIt) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  auto pool = std::make_unique<ThreadPoolExecutor>(2);
+  int got = 0;
+  std::optional<Task> waiter(wait_for_one(rx, *pool, got));
+  waiter->handle.resume();  // runs here until it suspends: the channel is empty
+  ASSERT_FALSE(waiter->done());
+  pool->stop();
+  pool->join();
+  pool->join();     // idempotent
+  waiter.reset();   // detaches from the channel and cancels on the live pool
+  EXPECT_TRUE(tx.try_send(1).ok());  // nothing left to notify
+  pool.reset();
+  EXPECT_EQ(got, 0);  // never resumed
+  EXPECT_EQ(rx.try_recv().value(), 1);
+}
+
+// join() returns only after the run in progress has returned.
+TEST(ThreadPoolExecutor, JoinWaitsForTheRunInProgress) {
+  ThreadPoolExecutor pool(2);
+  std::atomic<bool> running{false};
+  std::atomic<bool> release{false};
+  std::atomic<bool> joined{false};
+  std::atomic<bool> joined_before_return{false};
+  auto task = fn_task([&] {
+    raise(running);
+    wait_for(release);
+    joined_before_return = joined.load();
+  });
+  pool.schedule(task);
+  wait_for(running);
+  std::thread joiner([&] {
+    pool.join();
+    joined = true;
+  });
+  raise(release);
+  joiner.join();
+  EXPECT_TRUE(joined.load());
+  EXPECT_FALSE(joined_before_return.load());
+}
+
 // Destruction while tasks keep scheduling themselves on every worker: the
 // destructor returns, no task runs after it, and none is left queued.
 TEST(ThreadPoolExecutor, DestructionStopsSelfReschedulingTasks) {

@@ -16,13 +16,19 @@
 // thread retries and resumes the coroutine. The channel never resumes a
 // coroutine inline, on a sender's or the receiver's thread.
 //
-// Cancellation: destroying a suspended coroutine (on its executor's thread)
-// destroys the awaitable, which detaches its notifier (waiting out a
-// callback in progress) and withdraws a queued task: nothing touches the
-// frame afterwards. A message is never lost by this: async_recv only takes
-// a message when it resumes, and async_send keeps its value until it sends.
-// A slot the channel had handed to a destroyed async_send / async_reserve
-// goes to the next waiting sender.
+// Cancellation: destroying a suspended coroutine destroys the awaitable,
+// which detaches its notifier (waiting out a callback in progress) and
+// withdraws a queued task: nothing touches the frame afterwards. A message
+// is never lost by this: async_recv only takes a message when it resumes,
+// and async_send keeps its value until it sends. A slot the channel had
+// handed to a destroyed async_send / async_reserve goes to the next
+// waiting sender. Where: on the executor's thread when it has one
+// (ManualExecutor, ThreadPoolExecutor(1)); on an executor of several
+// threads a task already taken by one of them may be about to resume the
+// coroutine, which cancel() cannot withdraw, so destroy suspended
+// coroutines there only once no run can be in progress
+// (ThreadPoolExecutor: after stop() and join()). Always before the
+// executor itself (leanchan/executor.h, "Lifetime").
 //
 // A coroutine may first suspend on any thread (for example started from
 // main); it is always resumed on its executor's thread.

@@ -41,6 +41,13 @@ class LEANCHAN_API Executor {
   // progress.
   virtual void cancel(ExecutorTask& task) noexcept = 0;
 };
+// Lifetime: a coroutine suspended on a channel (leanchan/coro.h) calls its
+// executor's cancel() when it is destroyed, and its notifier schedules on
+// the executor when the channel becomes ready: an executor must outlive
+// every coroutine suspended on it. A run should not throw: what
+// ManualExecutor's run()/run_pending() do with an exception is to pass it
+// on to their caller (the task is out of the queue, the rest stay queued);
+// ThreadPoolExecutor's workers cannot, and std::terminate is called.
 
 // Runs tasks on the thread that calls run() or run_pending(). schedule()
 // and cancel() are thread-safe; run()/run_pending() belong to one thread at
@@ -105,21 +112,27 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 // Work readied inside the pool runs in parallel only once more than
 // kQuietBacklog tasks wait, or where a worker is awake to take it: to
 // spread long computations over the workers, schedule them from outside
-// the pool. A run must never wait for a task it scheduled itself: with
-// kQuietBacklog or fewer displaced, no other worker may be woken to run it.
+// the pool. A run must never wait for a task readied on its own worker
+// (scheduled from inside the run, which includes a channel notifier that
+// a send or receive in the run fires), nor for one displaced before it:
+// with kQuietBacklog or fewer displaced, no other worker may be woken to
+// run it.
 //
 // Stopping: stop() (or the destructor) lets each worker finish the run in
-// progress and exit; tasks still queued then never run. The destructor
-// stops, joins, and discards them: each comes out of the queue, not queued
-// any more, its run never called, so that its owner may destroy it (a
-// coroutine suspended on a channel is destroyed by its owner, which detaches
-// it from the channel; a Detached coroutine whose task was discarded is
-// leaked, as with any executor that is destroyed under it). schedule() and
-// cancel() are allowed after stop() (a scheduled task is queued and never
-// runs), and during the destructor from a run it waits for, but from no
-// other thread once the destructor has begun: no notifier of a channel on
-// another thread may still fire into it then. The destructor must not run
-// on one of the pool's threads.
+// progress and exit; tasks still queued then never run. join() stops and
+// waits until every worker has exited. Shutting down with coroutines
+// suspended on the pool: stop() and join(), then destroy the coroutines
+// (each detaches from its channel and cancels its task: allowed after
+// stop(), and no worker can be resuming it any more), then the pool. A
+// coroutine must not be destroyed after the pool: its cancel() would reach
+// a destroyed executor. The destructor stops, joins and discards what is
+// still queued (its run never called; a Detached coroutine whose task was
+// discarded is leaked, as with any executor destroyed under it).
+// schedule() and cancel() are allowed after stop() (a scheduled task is
+// queued and never runs), and during join() or the destructor from a run
+// they wait for, but from no other thread once the destructor has begun:
+// no notifier of a channel on another thread may still fire into it then.
+// join() and the destructor must not run on one of the pool's threads.
 class LEANCHAN_API ThreadPoolExecutor final : public Executor {
  public:
   // Starts `threads` workers. Throws std::invalid_argument if `threads` is
@@ -136,6 +149,10 @@ class LEANCHAN_API ThreadPoolExecutor final : public Executor {
   // queued now or later stay queued and never run. Idempotent; returns
   // without waiting.
   void stop() noexcept;
+  // stop(), then waits until every worker has exited: no run is in
+  // progress on return, and none starts. Idempotent. From one thread at a
+  // time, never from one of the pool's threads.
+  void join();
   std::size_t thread_count() const noexcept { return worker_count_; }
   // Workers counted asleep now (a snapshot: for diagnostics and tests). A
   // worker counts from the moment it decides to sleep, a moment before it
