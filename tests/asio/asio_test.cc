@@ -18,6 +18,7 @@ void leanchan_test_after_arm();
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/deferred.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -353,6 +354,45 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   io.run();
   EXPECT_EQ(got, 3);
   EXPECT_EQ(allocations.load(), 1);
+}
+
+// A message that readies a waiting receive from inside a handler on one of
+// the context's threads must reach the other thread at once: the handler
+// may go on for long, or block. Here it blocks in send() until the
+// receive has taken the first message. When the kick was deferred (queued
+// behind the current handler on its own thread) the receive could not run
+// until that handler returned, and the send timed out; the deadline only
+// bounds that failure.
+// Inside a use_awaitable initiation, and only there, leanchan::asio queues
+// its steps behind the current handler (resumer.h, queue_step).
+static_assert(leanchan::asio::internal::IsUseAwaitable<
+              std::decay_t<decltype(asio::use_awaitable)>>::value);
+static_assert(!leanchan::asio::internal::IsUseAwaitable<
+              std::decay_t<decltype(asio::experimental::deferred)>>::value);
+
+TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
+  asio::io_context io(2);
+  auto tx_rx = leanchan::channel<int>(1);
+  std::optional<leanchan::Sender<int>> tx(std::move(tx_rx.first));
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::atomic<int> received{0};
+  std::function<void()> receive = [&] {
+    rx.async_recv([&](asio::error_code, std::optional<int> v) {
+      if (!v) return;  // the channel ended
+      received.fetch_add(1);
+      receive();
+    });
+  };
+  receive();  // waits: the channel is empty
+  std::atomic<bool> sent_second{false};
+  asio::post(io, [&] {
+    ASSERT_TRUE(tx->try_send(1).ok());  // readies the receive, on this thread
+    sent_second = tx->send_for(2, std::chrono::seconds(10)).ok();  // needs it taken
+    tx.reset();  // the receive loop ends after the second message
+  });
+  run_on_threads(io, 2);
+  EXPECT_TRUE(sent_second.load());
+  EXPECT_EQ(received.load(), 2);
 }
 
 // A handler whose allocator comes from its own state (a shared arena), as

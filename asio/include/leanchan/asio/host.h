@@ -101,14 +101,17 @@ class OperationHost : private Registered {
 
  private:
   // The step holds a gate reference (copied here, while the object lives)
-  // and enters the object only if the gate lets it. Deferred, not posted:
-  // a kick from a handler running on this executor's own thread (the other
-  // side of the channel, on the same io_context) queues the step behind
-  // that handler on the same thread, where a post would wake another thread
-  // of the context for it; from any other thread, defer is a post.
+  // and enters the object only if the gate lets it. Queued by queue_step:
+  // deferred when the kick comes from inside a use_awaitable initiation on
+  // one of the context's threads (the other side of the channel, on the
+  // same io_context: the step then runs on that thread once the coroutine
+  // has suspended, instead of waking another thread for it); posted from
+  // anywhere else, since the code that kicked may go on, for long or
+  // blocking until this very operation has run, and a deferred step would
+  // wait behind it while another thread of the context stays idle.
   void kick() noexcept {
     if (resumer_.kick()) {
-      net::defer(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
+      queue_step(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
         if (gate->enter()) self->resume(/*inside_initiation=*/false);
       });
     }

@@ -48,6 +48,51 @@ using error_code = ::asio::error_code;
 
 namespace leanchan::asio::internal {
 
+// Whether work queued on this thread now may wait behind the current
+// handler on its thread (net::defer) instead of being posted to any thread
+// of the context: only inside the initiating call of a use_awaitable
+// operation, whose coroutine suspends as soon as the call returns, so that
+// the current handler ends with no user code after it. Anywhere else (a
+// step, which dispatches its completion inline; a handler that sends and
+// goes on, perhaps blocking until the woken operation has run) the work is
+// posted, so that another thread of the context can take it at once.
+inline thread_local bool continuation_of_current_handler = false;
+
+// Sets it for one initiating call, when `awaitable`.
+class ContinuationScope {
+ public:
+  explicit ContinuationScope(bool awaitable) noexcept
+      : saved_(continuation_of_current_handler) {
+    if (awaitable) continuation_of_current_handler = true;
+  }
+  ~ContinuationScope() { continuation_of_current_handler = saved_; }
+  ContinuationScope(const ContinuationScope&) = delete;
+  ContinuationScope& operator=(const ContinuationScope&) = delete;
+
+ private:
+  bool saved_;
+};
+
+// Queues `f` on `executor`: deferred while continuation_of_current_handler,
+// else posted.
+template <class Executor, class F>
+void queue_step(const Executor& executor, F&& f) {
+  if (continuation_of_current_handler) {
+    net::defer(executor, std::forward<F>(f));
+  } else {
+    net::post(executor, std::forward<F>(f));
+  }
+}
+
+// True for the token whose operations continue a coroutine that suspends
+// as soon as the initiating call returns.
+template <class Token>
+struct IsUseAwaitable : std::false_type {};
+#if defined(LEANCHAN_ASIO_USE_BOOST) ? defined(BOOST_ASIO_HAS_CO_AWAIT) : defined(ASIO_HAS_CO_AWAIT)
+template <class Executor>
+struct IsUseAwaitable<net::use_awaitable_t<Executor>> : std::true_type {};
+#endif
+
 // One pending operation's resumption protocol. The channel's notifier
 // callback runs on some other thread (a sender, or the receiver for send
 // notifiers); it must not touch the channel, so it only "kicks": if the
@@ -196,7 +241,7 @@ class GateRef {
 // outstanding work on the handler's executor and on the I/O executor (once
 // when they are the same) from the moment it first waits (hold_work) until
 // it completes. complete() deallocates the operation before the handler
-// runs (Asio's rule), then dispatches it (or defers it, when completing
+// runs (Asio's rule), then dispatches it (or queues it, queue_step, when completing
 // inside the initiating call) on the handler's associated executor, once.
 // `Payload` travels with the operation (a send's value), so an idle I/O
 // object does not hold one.
@@ -360,10 +405,9 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     free(op, std::move(alloc));
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
-      // Deferred: never inside the initiating call, and on a thread of the
-      // handler's executor, behind the current handler instead of waking
-      // another thread (outside it, defer is a post).
-      net::defer(executor, std::move(call));
+      // Never inside the initiating call: queued, deferred behind the
+      // current handler inside a use_awaitable initiation (queue_step).
+      queue_step(executor, std::move(call));
     } else {
       net::dispatch(executor, std::move(call));
     }
