@@ -18,11 +18,56 @@ namespace {
 thread_local int g_fail_at = 0;
 }  // namespace
 
-void* operator new(std::size_t size) {
+namespace {
+void* allocate(std::size_t size) {
   if (g_fail_at > 0 && --g_fail_at == 0) throw std::bad_alloc();
-  // malloc: what the standard library's operator delete frees with.
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
+}
+void release(void* p) noexcept {
+  std::free(p);
+}
+}  // namespace
+
+// The whole unaligned set, plain and nothrow, so that every such block is
+// malloc's and freed by free (AddressSanitizer checks the pairs).
+void* operator new(std::size_t size) {
+  return allocate(size);
+}
+void* operator new[](std::size_t size) {
+  return allocate(size);
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void operator delete(void* p) noexcept {
+  release(p);
+}
+void operator delete[](void* p) noexcept {
+  release(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  release(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  release(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  release(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  release(p);
 }
 
 namespace {
