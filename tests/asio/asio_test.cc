@@ -395,6 +395,41 @@ TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
   EXPECT_EQ(received.load(), 2);
 }
 
+// The same with the message sent by a coroutine that co_spawn runs inline
+// from the handler (co_spawn on an io thread starts the coroutine at once):
+// the kick happens inside a use_awaitable initiation, yet the handler goes
+// on after it. A kick deferred there waited behind the blocked handler.
+TEST(AsioReceiver, AKickFromACoroutineSpawnedInlineRunsOnAnotherThread) {
+  asio::io_context io(2);
+  auto tx_rx = leanchan::channel<int>(1);
+  std::optional<leanchan::Sender<int>> tx(tx_rx.first);
+  std::optional<AsyncSender<int>> atx;
+  atx.emplace(io.get_executor(), std::move(tx_rx.first));
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::atomic<int> received{0};
+  std::function<void()> receive = [&] {
+    rx.async_recv([&](asio::error_code, std::optional<int> v) {
+      if (!v) return;  // the channel ended
+      received.fetch_add(1);
+      receive();
+    });
+  };
+  receive();  // waits: the channel is empty
+  std::atomic<bool> sent_second{false};
+  asio::post(io, [&] {
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> { co_await atx->async_send(1, asio::use_awaitable); },
+        asio::detached);
+    sent_second = tx->send_for(2, std::chrono::seconds(10)).ok();  // needs 1 taken
+    tx.reset();
+    atx.reset();  // its send completed: the last sender goes, the loop ends
+  });
+  run_on_threads(io, 2);
+  EXPECT_TRUE(sent_second.load());
+  EXPECT_EQ(received.load(), 2);
+}
+
 // A handler whose allocator comes from its own state (a shared arena), as
 // a handler with a per-connection arena has: a moved-from handler has no
 // arena any more. The operation must be freed with the allocator it was

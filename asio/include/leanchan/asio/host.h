@@ -101,17 +101,15 @@ class OperationHost : private Registered {
 
  private:
   // The step holds a gate reference (copied here, while the object lives)
-  // and enters the object only if the gate lets it. Queued by queue_step:
-  // deferred when the kick comes from inside a use_awaitable initiation on
-  // one of the context's threads (the other side of the channel, on the
-  // same io_context: the step then runs on that thread once the coroutine
-  // has suspended, instead of waking another thread for it); posted from
-  // anywhere else, since the code that kicked may go on, for long or
-  // blocking until this very operation has run, and a deferred step would
-  // wait behind it while another thread of the context stays idle.
+  // and enters the object only if the gate lets it. Posted, never
+  // deferred: a kick comes from whatever code published a message or freed
+  // a slot, which may go on, for long or blocking until this very
+  // operation has run (also a coroutine that co_spawn runs inline from a
+  // handler); a deferred step would wait behind it on its thread while
+  // another thread of the context stays idle.
   void kick() noexcept {
     if (resumer_.kick()) {
-      queue_step(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
+      net::post(executor_, [gate = gate_, self = static_cast<Derived*>(this)] {
         if (gate->enter()) self->resume(/*inside_initiation=*/false);
       });
     }

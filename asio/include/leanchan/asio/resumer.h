@@ -48,14 +48,16 @@ using error_code = ::asio::error_code;
 
 namespace leanchan::asio::internal {
 
-// Whether work queued on this thread now may wait behind the current
-// handler on its thread (net::defer) instead of being posted to any thread
-// of the context: only inside the initiating call of a use_awaitable
-// operation, whose coroutine suspends as soon as the call returns, so that
-// the current handler ends with no user code after it. Anywhere else (a
-// step, which dispatches its completion inline; a handler that sends and
-// goes on, perhaps blocking until the woken operation has run) the work is
-// posted, so that another thread of the context can take it at once.
+// Whether a completion ready inside the initiating call may wait behind
+// the current handler on its thread (net::defer) instead of being posted
+// to any thread of the context: only inside the initiating call of a
+// use_awaitable operation, where it is the continuation of the coroutine
+// that is suspending (the completion resumes it). So a coroutine that
+// sends or receives without waiting goes on on its own thread, without
+// waking another. The one thing that waits for the current handler to
+// return is that coroutine itself (a handler that co_spawns a coroutine
+// inline and then blocks until the coroutine has gone on waits for
+// itself). Kicks of other operations are always posted (OperationHost).
 inline thread_local bool continuation_of_current_handler = false;
 
 // Sets it for one initiating call, when `awaitable`.
@@ -73,10 +75,10 @@ class ContinuationScope {
   bool saved_;
 };
 
-// Queues `f` on `executor`: deferred while continuation_of_current_handler,
-// else posted.
+// Queues a ready completion `f` on `executor`: deferred while
+// continuation_of_current_handler, else posted.
 template <class Executor, class F>
-void queue_step(const Executor& executor, F&& f) {
+void queue_completion(const Executor& executor, F&& f) {
   if (continuation_of_current_handler) {
     net::defer(executor, std::forward<F>(f));
   } else {
@@ -241,7 +243,7 @@ class GateRef {
 // outstanding work on the handler's executor and on the I/O executor (once
 // when they are the same) from the moment it first waits (hold_work) until
 // it completes. complete() deallocates the operation before the handler
-// runs (Asio's rule), then dispatches it (or queues it, queue_step, when completing
+// runs (Asio's rule), then dispatches it (or queues it, queue_completion, when completing
 // inside the initiating call) on the handler's associated executor, once.
 // `Payload` travels with the operation (a send's value), so an idle I/O
 // object does not hold one.
@@ -406,8 +408,8 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
       // Never inside the initiating call: queued, deferred behind the
-      // current handler inside a use_awaitable initiation (queue_step).
-      queue_step(executor, std::move(call));
+      // current handler inside a use_awaitable initiation.
+      queue_completion(executor, std::move(call));
     } else {
       net::dispatch(executor, std::move(call));
     }
