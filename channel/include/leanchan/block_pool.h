@@ -42,7 +42,8 @@
 //     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
 //     resident set at once and reads back as zeros), and recycles its
 //     descriptor onto the free-page stack, from which new pages are opened
-//     (BlockPoolOptions::keep_empty_pages lets a few stay resident: 8 by default).
+//     (BlockPoolOptions::keep_empty_pages lets a few stay resident, 8 by
+//     default, on a kept-page stack of their own, opened first).
 //     MADV_DONTNEED rather than munmap: the chunk stays one mapping (munmap
 //     of single pages would split it into a kernel mapping per hole, up to
 //     the vm.max_map_count limit), and reusing the page needs no system
