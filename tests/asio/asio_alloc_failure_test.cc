@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // leanchan::asio when an allocation fails inside async_recv: the operation
 // throws, nothing is left pending, and the handler is destroyed. Its own
-// binary: it replaces the global operator new to fail on demand.
+// binary: it replaces the global operator new to fail on demand
+// (failing_new.h).
 #include <asio.hpp>
 #include <cstddef>
 #include <cstdlib>
@@ -9,66 +10,10 @@
 #include <new>
 #include <optional>
 
+#include "failing_new.h"
 #include "gtest/gtest.h"
 #include "leanchan/asio.h"
 #include "leanchan/channel.h"
-
-namespace {
-// The allocation, counted from 1, that fails; 0: none.
-thread_local int g_fail_at = 0;
-}  // namespace
-
-namespace {
-void* allocate(std::size_t size) {
-  if (g_fail_at > 0 && --g_fail_at == 0) throw std::bad_alloc();
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void release(void* p) noexcept {
-  std::free(p);
-}
-}  // namespace
-
-// The whole unaligned set, plain and nothrow, so that every such block is
-// malloc's and freed by free (AddressSanitizer checks the pairs).
-void* operator new(std::size_t size) {
-  return allocate(size);
-}
-void* operator new[](std::size_t size) {
-  return allocate(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try {
-    return allocate(size);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void operator delete(void* p) noexcept {
-  release(p);
-}
-void operator delete[](void* p) noexcept {
-  release(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  release(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  release(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  release(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  release(p);
-}
 
 namespace {
 
@@ -86,13 +31,13 @@ TEST(AsioAllocationFailure, ASlotThatCannotConnectLeavesNothingPending) {
   asio::cancellation_signal signal;
   auto token = std::make_shared<int>(0);  // the handler holds a copy
   std::optional<int> got;
-  g_fail_at = 2;  // the operation's allocation succeeds, the slot's fails
+  leanchan::testing::fail_allocation_at = 2;  // the operation's allocation succeeds, the slot's fails
   EXPECT_THROW(rx.async_recv(asio::bind_cancellation_slot(
                    signal.slot(), [token, &got](asio::error_code, std::optional<int> v) {
                      got = v;
                    })),
                std::bad_alloc);
-  g_fail_at = 0;
+  leanchan::testing::fail_allocation_at = 0;
   EXPECT_EQ(token.use_count(), 1) << "the failed operation still holds its handler";
   // The object is usable: a new receive takes the next message.
   ASSERT_TRUE(tx.try_send(7).ok());

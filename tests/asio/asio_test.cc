@@ -356,6 +356,24 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   EXPECT_EQ(allocations.load(), 1);
 }
 
+// Receives with callbacks until the channel ends, counting the messages.
+class ReceiveLoop {
+ public:
+  explicit ReceiveLoop(AsyncReceiver<int>& rx) : rx_(rx) { next(); }
+  int received() const { return received_.load(); }
+
+ private:
+  void next() {
+    rx_.async_recv([this](asio::error_code, std::optional<int> v) {
+      if (!v) return;  // the channel ended
+      received_.fetch_add(1);
+      next();
+    });
+  }
+  AsyncReceiver<int>& rx_;
+  std::atomic<int> received_{0};
+};
+
 // A message that readies a waiting receive from inside a handler on one of
 // the context's threads must reach the other thread at once: the handler
 // may go on for long, or block. Here it blocks in send() until the
@@ -375,15 +393,7 @@ TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
   auto tx_rx = leanchan::channel<int>(1);
   std::optional<leanchan::Sender<int>> tx(std::move(tx_rx.first));
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
-  std::atomic<int> received{0};
-  std::function<void()> receive = [&] {
-    rx.async_recv([&](asio::error_code, std::optional<int> v) {
-      if (!v) return;  // the channel ended
-      received.fetch_add(1);
-      receive();
-    });
-  };
-  receive();  // waits: the channel is empty
+  ReceiveLoop loop(rx);  // waits: the channel is empty
   std::atomic<bool> sent_second{false};
   asio::post(io, [&] {
     ASSERT_TRUE(tx->try_send(1).ok());  // readies the receive, on this thread
@@ -392,7 +402,7 @@ TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
   });
   run_on_threads(io, 2);
   EXPECT_TRUE(sent_second.load());
-  EXPECT_EQ(received.load(), 2);
+  EXPECT_EQ(loop.received(), 2);
 }
 
 // The same with the message sent by a coroutine that co_spawn runs inline
@@ -406,15 +416,7 @@ TEST(AsioReceiver, AKickFromACoroutineSpawnedInlineRunsOnAnotherThread) {
   std::optional<AsyncSender<int>> atx;
   atx.emplace(io.get_executor(), std::move(tx_rx.first));
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
-  std::atomic<int> received{0};
-  std::function<void()> receive = [&] {
-    rx.async_recv([&](asio::error_code, std::optional<int> v) {
-      if (!v) return;  // the channel ended
-      received.fetch_add(1);
-      receive();
-    });
-  };
-  receive();  // waits: the channel is empty
+  ReceiveLoop loop(rx);  // waits: the channel is empty
   std::atomic<bool> sent_second{false};
   asio::post(io, [&] {
     asio::co_spawn(
@@ -427,7 +429,7 @@ TEST(AsioReceiver, AKickFromACoroutineSpawnedInlineRunsOnAnotherThread) {
   });
   run_on_threads(io, 2);
   EXPECT_TRUE(sent_second.load());
-  EXPECT_EQ(received.load(), 2);
+  EXPECT_EQ(loop.received(), 2);
 }
 
 // A handler whose allocator comes from its own state (a shared arena), as

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 // recv_many when the output vector cannot grow. This binary replaces the
-// global operator new (the plain and array forms; the nothrow forms and the
-// deletes only so that every pair matches) so that a test can make the next
-// allocation throw std::bad_alloc. Kept in its own binary: the replacement
-// applies to the whole program.
+// global operator new (failing_new.h) so that a test can make the next
+// allocation throw std::bad_alloc.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,53 +9,9 @@
 #include <new>
 #include <vector>
 
+#include "failing_new.h"
 #include "leanchan/channel.h"
 #include "test_support.h"
-
-namespace {
-// Set by a test: the next plain allocation on this thread throws (and clears it).
-thread_local bool fail_next_allocation = false;
-
-void* allocate(std::size_t size) {
-  if (fail_next_allocation) {
-    fail_next_allocation = false;
-    throw std::bad_alloc();
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  return allocate(size);
-}
-void* operator new[](std::size_t size) {
-  return allocate(size);
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  return std::malloc(size == 0 ? 1 : size);
-}
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  return std::malloc(size == 0 ? 1 : size);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
 
 namespace {
 
@@ -74,11 +28,11 @@ TEST(RecvMany, KeepsTheMessageWhenTheOutputCannotGrow) {
     std::vector<Tracked> out;  // capacity 0: the first append allocates
     EXPECT_THROW(
         {
-          fail_next_allocation = true;
+          leanchan::testing::fail_allocation_at = 1;
           rx.recv_many(out, 10);
         },
         std::bad_alloc);
-    fail_next_allocation = false;
+    leanchan::testing::fail_allocation_at = 0;
     EXPECT_TRUE(out.empty());
 
     for (std::uint64_t i = 0; i < 3; ++i) {
