@@ -2,6 +2,7 @@
 #include "leanchan/executor.h"
 
 #include <atomic>
+#include <cassert>
 #include <climits>
 #include <cstdint>
 #include <stdexcept>
@@ -364,6 +365,10 @@ ThreadPoolExecutor::ThreadPoolExecutor(std::size_t threads) {
 }
 
 void ThreadPoolExecutor::join() {
+  // From a worker it would join its own thread, or wait for peers waiting
+  // for it (the contract forbids it; debug builds say so here).
+  assert((State::current == nullptr || State::current->pool != state_.get()) &&
+         "leanchan::ThreadPoolExecutor::join from one of its own workers");
   stop();
   for (std::size_t i = 0; i < worker_count_; ++i) {
     if (state_->workers[i].thread.joinable()) state_->workers[i].thread.join();
