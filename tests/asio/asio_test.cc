@@ -381,13 +381,6 @@ class ReceiveLoop {
 // behind the current handler on its own thread) the receive could not run
 // until that handler returned, and the send timed out; the deadline only
 // bounds that failure.
-// Inside a use_awaitable initiation, and only there, leanchan::asio queues
-// its steps behind the current handler (resumer.h, queue_step).
-static_assert(leanchan::asio::internal::IsUseAwaitable<
-              std::decay_t<decltype(asio::use_awaitable)>>::value);
-static_assert(!leanchan::asio::internal::IsUseAwaitable<
-              std::decay_t<decltype(asio::experimental::deferred)>>::value);
-
 TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
   asio::io_context io(2);
   auto tx_rx = leanchan::channel<int>(1);

@@ -8,7 +8,6 @@
 #include <cassert>
 #include <cstddef>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #include "leanchan/asio/host.h"
@@ -108,7 +107,7 @@ class AsyncReceiver final
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_recv(CompletionToken&& token = net::default_completion_token_t<Executor>()) {
     return net::async_initiate<CompletionToken, void(error_code, std::optional<T>)>(
-        Initiation{this, internal::IsUseAwaitable<std::decay_t<CompletionToken>>::value}, token);
+        Initiation{this}, token);
   }
 
  private:
@@ -123,11 +122,9 @@ class AsyncReceiver final
     executor_type get_executor() const noexcept { return self->get_executor(); }
     template <class Handler>
     void operator()(Handler&& handler) const {
-      const internal::ContinuationScope scope(awaitable);
       self->start(std::forward<Handler>(handler));
     }
     AsyncReceiver* self;
-    bool awaitable;  // the token is use_awaitable (internal::IsUseAwaitable)
   };
 
   template <class Handler>

@@ -48,53 +48,6 @@ using error_code = ::asio::error_code;
 
 namespace leanchan::asio::internal {
 
-// Whether a completion ready inside the initiating call may wait behind
-// the current handler on its thread (net::defer) instead of being posted
-// to any thread of the context: only inside the initiating call of a
-// use_awaitable operation, where it is the continuation of the coroutine
-// that is suspending (the completion resumes it). So a coroutine that
-// sends or receives without waiting goes on on its own thread, without
-// waking another. The one thing that waits for the current handler to
-// return is that coroutine itself (a handler that co_spawns a coroutine
-// inline and then blocks until the coroutine has gone on waits for
-// itself). Kicks of other operations are always posted (OperationHost).
-inline thread_local bool continuation_of_current_handler = false;
-
-// Sets it for one initiating call, when `awaitable`.
-class ContinuationScope {
- public:
-  explicit ContinuationScope(bool awaitable) noexcept
-      : saved_(continuation_of_current_handler) {
-    if (awaitable) continuation_of_current_handler = true;
-  }
-  ~ContinuationScope() { continuation_of_current_handler = saved_; }
-  ContinuationScope(const ContinuationScope&) = delete;
-  ContinuationScope& operator=(const ContinuationScope&) = delete;
-
- private:
-  bool saved_;
-};
-
-// Queues a ready completion `f` on `executor`: deferred while
-// continuation_of_current_handler, else posted.
-template <class Executor, class F>
-void queue_completion(const Executor& executor, F&& f) {
-  if (continuation_of_current_handler) {
-    net::defer(executor, std::forward<F>(f));
-  } else {
-    net::post(executor, std::forward<F>(f));
-  }
-}
-
-// True for the token whose operations continue a coroutine that suspends
-// as soon as the initiating call returns.
-template <class Token>
-struct IsUseAwaitable : std::false_type {};
-#if defined(LEANCHAN_ASIO_USE_BOOST) ? defined(BOOST_ASIO_HAS_CO_AWAIT) : defined(ASIO_HAS_CO_AWAIT)
-template <class Executor>
-struct IsUseAwaitable<net::use_awaitable_t<Executor>> : std::true_type {};
-#endif
-
 // One pending operation's resumption protocol. The channel's notifier
 // callback runs on some other thread (a sender, or the receiver for send
 // notifiers); it must not touch the channel, so it only "kicks": if the
@@ -243,7 +196,7 @@ class GateRef {
 // outstanding work on the handler's executor and on the I/O executor (once
 // when they are the same) from the moment it first waits (hold_work) until
 // it completes. complete() deallocates the operation before the handler
-// runs (Asio's rule), then dispatches it (or queues it, queue_completion, when completing
+// runs (Asio's rule), then dispatches it (or posts it, when completing
 // inside the initiating call) on the handler's associated executor, once.
 // `Payload` travels with the operation (a send's value), so an idle I/O
 // object does not hold one.
@@ -407,9 +360,10 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     free(op, std::move(alloc));
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
-      // Never inside the initiating call: queued, deferred behind the
-      // current handler inside a use_awaitable initiation.
-      queue_completion(executor, std::move(call));
+      // Never inside the initiating call; posted, so that any thread of
+      // the context may run it (a deferred one would wait for whatever the
+      // initiating handler does next).
+      net::post(executor, std::move(call));
     } else {
       net::dispatch(executor, std::move(call));
     }

@@ -8,7 +8,6 @@
 #include <cassert>
 #include <cstddef>
 #include <optional>
-#include <type_traits>
 #include <utility>
 
 #include "leanchan/asio/host.h"
@@ -92,8 +91,7 @@ class AsyncSender final
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_send(T value, CompletionToken&& token = net::default_completion_token_t<Executor>()) {
     return net::async_initiate<CompletionToken, void(error_code)>(
-        Initiation{this, internal::IsUseAwaitable<std::decay_t<CompletionToken>>::value}, token,
-        std::move(value));
+        Initiation{this}, token, std::move(value));
   }
 
  private:
@@ -104,11 +102,9 @@ class AsyncSender final
     executor_type get_executor() const noexcept { return self->get_executor(); }
     template <class Handler>
     void operator()(Handler&& handler, T&& value) const {
-      const internal::ContinuationScope scope(awaitable);
       self->start(std::forward<Handler>(handler), std::move(value));
     }
     AsyncSender* self;
-    bool awaitable;  // the token is use_awaitable (internal::IsUseAwaitable)
   };
 
   template <class Handler>
