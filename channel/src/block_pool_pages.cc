@@ -211,23 +211,25 @@ void deallocate_small(State& s, void* p, std::size_t class_bytes) noexcept {
 void trim(State& s) noexcept {
   // Nothing is ever kept (I6): nothing to do.
   if (s.keep_limit == 0) return;
-  // Kept pages on the kept-page stack: take them all (this thread then owns
-  // each, I1), give each back and put it on the free-page stack. The free
-  // pages stay where an allocation finds them meanwhile.
-  std::uint32_t id = s.kept_pages.take_all();
+  // Kept pages on the kept-page stack: take the chain whole (this thread
+  // then owns each page, I1), give each back, and push the chain, as it is
+  // linked, on the free-page stack. The free pages stay where an allocation
+  // finds them meanwhile.
+  const std::uint32_t first = s.kept_pages.take_all();
   LEANCHAN_TEST_POINT(kTrimHoldsKeptPages);
-  while (id != kNoPage) {
+  std::uint32_t last = kNoPage;
+  for (std::uint32_t id = first; id != kNoPage;) {
     PageDesc& d = s.desc(id);
-    // relaxed: owned (take_all acquired it); the push below publishes it.
-    const std::uint32_t next = d.next.load(std::memory_order_relaxed);
     if (os::give_back(s.page_address(id), s.page)) {
       s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
     }
     d.word.store(kClosed, std::memory_order_relaxed);  // published by the push
     s.kept.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a count (I6)
-    s.free_pages.push(id, s.descs());
-    id = next;
+    last = id;
+    // relaxed: owned (take_all acquired the chain's links).
+    id = d.next.load(std::memory_order_relaxed);
   }
+  if (first != kNoPage) s.free_pages.push_chain(first, last, s.descs());
   // Kept pages still listed (on a partial stack, awaiting their holder's
   // unlisting): Closed + kKept + kListed -> Closing, as a closer would, so
   // the holder leaves the rest to this thread (I5).
