@@ -387,13 +387,15 @@ TEST(AsioReceiver, AKickFromABlockingHandlerRunsOnAnotherThread) {
   std::optional<leanchan::Sender<int>> tx(std::move(tx_rx.first));
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   ReceiveLoop loop(rx);  // waits: the channel is empty
+  std::atomic<bool> sent_first{false};
   std::atomic<bool> sent_second{false};
   asio::post(io, [&] {
-    ASSERT_TRUE(tx->try_send(1).ok());  // readies the receive, on this thread
-    sent_second = tx->send_for(2, std::chrono::seconds(10)).ok();  // needs it taken
-    tx.reset();  // the receive loop ends after the second message
+    sent_first = tx->try_send(1).ok();  // readies the receive, on this thread
+    if (sent_first) sent_second = tx->send_for(2, std::chrono::seconds(10)).ok();  // needs 1 taken
+    tx.reset();  // the receive loop ends after the second message (also on a failure)
   });
   run_on_threads(io, 2);
+  EXPECT_TRUE(sent_first.load());
   EXPECT_TRUE(sent_second.load());
   EXPECT_EQ(loop.received(), 2);
 }
