@@ -10,8 +10,8 @@
 //   leanchan-asio-fanout --channels=10000 --rate=20000 --seconds=3 --threads=2
 //
 // Exit code 0 when every event arrived once in every design (and for --help
-// / -h), 1 if not or for a flag Abseil rejects, 2 on a bad value or a stray
-// argument. Progress goes to stderr.
+// / -h), 1 if not or for a flag Abseil rejects, 2 on a bad value, a stray
+// argument, or no memory for the run's results. Progress goes to stderr.
 #include <algorithm>
 #include <asio.hpp>
 #include <asio/experimental/concurrent_channel.hpp>
@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
@@ -59,10 +60,17 @@ std::int64_t now_ns() {
 }
 
 // Filled by the handlers (each sequence number by one handler, on any io
-// thread); read after the io threads are joined.
+// thread); read after the io threads are joined. Allocated once, before
+// the first design runs (throws std::bad_alloc), and reset between them.
 struct Results {
   explicit Results(std::uint32_t total)
       : latency_ns(total, -1), seen(std::make_unique<std::atomic<std::uint8_t>[]>(total)) {}
+  void reset() {
+    std::fill(latency_ns.begin(), latency_ns.end(), -1);
+    for (std::size_t i = 0; i < latency_ns.size(); ++i) seen[i].store(0, std::memory_order_relaxed);
+    duplicates.store(0, std::memory_order_relaxed);
+    delivered.store(0, std::memory_order_relaxed);
+  }
   void record(const Event& event) {
     latency_ns[event.sequence] = now_ns() - event.sent_ns;
     if (seen[event.sequence].fetch_add(1, std::memory_order_relaxed) != 0) {
@@ -157,9 +165,9 @@ double percentile_us(const std::vector<std::int64_t>& sorted, double p) {
 }
 
 template <class Design>
-bool run_design(int channels, int rate, double seconds, int threads) {
-  const auto total = static_cast<std::uint32_t>(static_cast<double>(rate) * seconds);
-  Results results(total);
+bool run_design(int channels, int rate, int threads, Results& results) {
+  const auto total = static_cast<std::uint32_t>(results.latency_ns.size());
+  results.reset();
   asio::io_context io(threads);
   auto work = asio::make_work_guard(io);  // until every channel has ended
 
@@ -194,9 +202,11 @@ bool run_design(int channels, int rate, double seconds, int threads) {
     if (!design->try_send(channel, event)) ++refused;  // full: counted, not lost
   }
   // Every accepted event is delivered before the channels end (Asio's close
-  // would abort a pending receive with messages still buffered).
+  // would abort a pending receive with messages still buffered). Bounded
+  // (30 s): an event that never arrives is reported as lost, not waited for.
   const std::uint64_t expected = total - refused;
-  while (results.delivered.load(std::memory_order_acquire) < expected) {
+  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  while (results.delivered.load(std::memory_order_acquire) < expected && Clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // polls the io threads' progress
   }
   asio::post(io, [&design] { design->end_all(); });
@@ -266,6 +276,14 @@ int main(int argc, char** argv) {
     }
   }
   if (!leanchan::profiler::heap_hook_active()) return fail("the heap-counting hook is not linked");
+  const auto total = static_cast<std::uint32_t>(static_cast<double>(rate) * seconds);
+  std::unique_ptr<Results> results;
+  try {
+    results = std::make_unique<Results>(total);
+  } catch (const std::bad_alloc&) {
+    return fail("cannot allocate the results of " + std::to_string(total) +
+                " events (9 bytes each): lower --rate or --seconds");
+  }
 
   std::printf(
       "| design | channels | io threads | events | rate/s | object B | heap B per idle channel "
@@ -274,8 +292,8 @@ int main(int argc, char** argv) {
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   bool ok = true;
   for (const std::string& design : designs) {
-    ok &= design == "leanchan" ? run_design<LeanchanDesign>(channels, rate, seconds, threads)
-                               : run_design<AsioDesign>(channels, rate, seconds, threads);
+    ok &= design == "leanchan" ? run_design<LeanchanDesign>(channels, rate, threads, *results)
+                               : run_design<AsioDesign>(channels, rate, threads, *results);
   }
-  return ok ? 0 : 1;
+  return leanchan::cli::finish_output("leanchan-asio-fanout", ok ? 0 : 1);
 }

@@ -9,20 +9,26 @@
 //
 // Bounded: it sends rate * seconds events, then closes every channel and
 // stops. Exit code 0 when every event arrived once (and for --help / -h), 1
-// if not or for a flag Abseil rejects, 2 on a bad value or a stray argument.
+// if not or for a flag Abseil rejects, 2 on a bad value or a stray argument,
+// or when the run cannot start (memory for its results, epoll, a thread).
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
+#include <new>
+#include <optional>
 #include <random>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -63,37 +69,69 @@ struct Results {
   std::vector<std::int64_t> latencies_ns;  // per event, in arrival order
   std::vector<std::uint8_t> seen;          // per sequence number
   std::uint64_t duplicates = 0;
+  // The server could not serve (an OS call failed): the run is void.
+  std::string setup_error;  // set before the ready flag, read after it
+  std::string error;        // set before the server returns, read after its join
 };
+
+std::string os_error(const char* call, int error) {
+  return std::string(call) + " failed: " + std::strerror(error);
+}
 
 void record(Results& results, const Event& event) {
   results.latencies_ns.push_back(now_ns() - event.sent_ns);
   if (results.seen[event.sequence]++ != 0) ++results.duplicates;
 }
 
-// One thread, one epoll, one eventfd for every channel.
+void set_ready(std::atomic<bool>& ready_flag) {
+  ready_flag = true;
+  ready_flag.notify_all();
+}
+
+// One thread, one epoll, one eventfd for every channel. A failed setup
+// sets results.setup_error before the ready flag and returns.
 void serve_with_epoll(std::vector<Rx>& receivers, Results& results, std::atomic<bool>& ready_flag) {
   struct Slot {
     Rx* rx;
     std::unique_ptr<leanchan::ReadyEntry> entry;
     bool ended = false;
   };
-  leanchan::ReadySet ready;
+  std::optional<leanchan::ReadySet> made;
+  try {
+    made.emplace();
+  } catch (const std::system_error& e) {
+    results.setup_error = std::string("cannot create the ReadySet: ") + e.what();
+    return set_ready(ready_flag);
+  }
+  leanchan::ReadySet& ready = *made;
+  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll < 0) {
+    results.setup_error = os_error("epoll_create1", errno);
+    return set_ready(ready_flag);
+  }
+  epoll_event in{};
+  in.events = EPOLLIN;
+  if (::epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in) != 0) {
+    results.setup_error = os_error("epoll_ctl", errno);
+    ::close(epoll);
+    return set_ready(ready_flag);
+  }
   std::vector<Slot> slots(receivers.size());
   for (std::size_t i = 0; i < receivers.size(); ++i) {
     slots[i].rx = &receivers[i];
     slots[i].entry = std::make_unique<leanchan::ReadyEntry>(ready, &slots[i]);
     slots[i].entry->watch(receivers[i]);
   }
-  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
-  epoll_event in{};
-  in.events = EPOLLIN;
-  ::epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in);
-  ready_flag = true;
-  ready_flag.notify_all();
+  set_ready(ready_flag);
   std::size_t ended = 0;
   while (ended < slots.size()) {
     epoll_event out{};
-    if (::epoll_wait(epoll, &out, 1, -1) <= 0) continue;
+    const int n = ::epoll_wait(epoll, &out, 1, -1);
+    if (n < 0 && errno != EINTR) {
+      results.error = os_error("epoll_wait", errno);  // the events sent from now on are refused
+      break;
+    }
+    if (n <= 0) continue;
     ready.drain([&](leanchan::ReadyEntry& entry) {
       auto* slot = static_cast<Slot*>(entry.user());
       do {
@@ -129,9 +167,10 @@ void serve_with_threads(std::vector<Rx>& receivers, Results& results,
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 128 * 1024);
-  for (std::size_t i = 0; i < receivers.size(); ++i) {
+  std::size_t started = 0;
+  for (std::size_t i = 0; i < receivers.size(); ++i, ++started) {
     jobs[i].rx = &receivers[i];
-    pthread_create(
+    const int error = pthread_create(
         &threads[i], &attr,
         [](void* arg) -> void* {
           auto* job = static_cast<Job*>(arg);
@@ -141,11 +180,18 @@ void serve_with_threads(std::vector<Rx>& receivers, Results& results,
           return nullptr;
         },
         &jobs[i]);
+    if (error != 0) {
+      results.setup_error = "cannot start thread " + std::to_string(i + 1) + " of " +
+                      std::to_string(receivers.size()) + ": " + os_error("pthread_create", error);
+      break;
+    }
   }
   pthread_attr_destroy(&attr);
-  ready_flag = true;  // every thread exists (each blocks in recv soon after)
-  ready_flag.notify_all();
-  for (auto& thread : threads) pthread_join(thread, nullptr);
+  // Every thread exists (each blocks in recv soon after); or, on an error,
+  // the caller ends every channel, and the ones started return.
+  set_ready(ready_flag);
+  for (std::size_t i = 0; i < started; ++i) pthread_join(threads[i], nullptr);
+  if (!results.setup_error.empty()) return;
   for (const Job& job : jobs) {
     for (const auto& [latency, sequence] : job.arrivals) {
       results.latencies_ns.push_back(latency);
@@ -201,8 +247,13 @@ int main(int argc, char** argv) {
   const auto total = static_cast<std::uint32_t>(static_cast<double>(rate) * seconds);
 
   Results results;
-  results.seen.assign(total, 0);
-  results.latencies_ns.reserve(total);
+  try {
+    results.seen.assign(total, 0);
+    results.latencies_ns.reserve(total);
+  } catch (const std::bad_alloc&) {
+    return fail("cannot allocate the results of " + std::to_string(total) +
+                " events (9 bytes each): lower --rate or --seconds");
+  }
   std::atomic<bool> server_ready{false};
   std::thread server([&] {
     if (mode == "epoll") {
@@ -212,6 +263,11 @@ int main(int argc, char** argv) {
     }
   });
   server_ready.wait(false);  // start the clock once the server is set up
+  if (!results.setup_error.empty()) {
+    senders.clear();  // ends every channel: a receive thread started returns
+    server.join();
+    return fail(results.setup_error);
+  }
 
   // The producer: a steady rate, random channels.
   std::mt19937 random(42);
@@ -227,6 +283,7 @@ int main(int argc, char** argv) {
   }
   senders.clear();  // every channel ends; the server drains and stops
   server.join();
+  if (!results.error.empty()) return fail(results.error);
 
   std::vector<std::int64_t> sorted = results.latencies_ns;
   std::sort(sorted.begin(), sorted.end());
@@ -243,5 +300,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(lost),
               static_cast<unsigned long long>(results.duplicates),
               static_cast<unsigned long long>(refused));
-  return lost == 0 && results.duplicates == 0 ? 0 : 1;
+  return leanchan::cli::finish_output("leanchan-epoll-fanout",
+                                     lost == 0 && results.duplicates == 0 ? 0 : 1);
 }

@@ -105,16 +105,25 @@ constexpr const char* kUsage =
   std::exit(2);
 }
 
+// A decimal count below 10^18 (leading zeros allowed).
 std::uint64_t parse_count(std::string_view name, std::string_view text) {
-  if (text.empty() || text.size() > 18) usage_error("bad value for --" + std::string(name));
+  const std::string bad = "bad value for --" + std::string(name) + ": '" + std::string(text) + "'";
+  if (text.empty()) usage_error(bad + " (a number)");
   std::uint64_t value = 0;
   for (char c : text) {
-    if (c < '0' || c > '9') {
-      usage_error("bad value for --" + std::string(name) + ": '" + std::string(text) + "'");
-    }
+    if (c < '0' || c > '9') usage_error(bad + " (a number)");
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
+    if (value >= 1'000'000'000'000'000'000ULL) usage_error(bad + " (below 10^18)");
   }
   return value;
+}
+
+// Standard output flushed: the scripts read the result line from it, so a
+// line that could not be written is a failed run (exit 2), not a success.
+int flushed(int exit_code) {
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return exit_code;
+  std::fprintf(stderr, "leanchan-peer-bench: cannot write to standard output\n");
+  return 2;
 }
 
 Options parse(int argc, char** argv) {
@@ -149,6 +158,9 @@ Options parse(int argc, char** argv) {
       options.messages = parse_count("messages", value_of("--messages="));
     } else if (!arg.starts_with("-")) {
       usage_error("unexpected argument '" + std::string(arg) + "' (every argument is a --flag)");
+    } else if (arg == "--design" || arg == "--producers" || arg == "--capacity" ||
+               arg == "--size" || arg == "--messages") {
+      usage_error(std::string(arg) + " needs its value after '=': " + std::string(arg) + "=...");
     } else {
       usage_error("unknown argument '" + std::string(arg) + "'");
     }
@@ -811,7 +823,7 @@ int handoff(const Options& options) {
   std::printf("mode=handoff messages=%llu one_way_ns=%.1f\n",
               static_cast<unsigned long long>(round_trips * 2),
               nanoseconds / static_cast<double>(round_trips * 2));
-  return 0;
+  return flushed(0);
 }
 
 // The OS-thread designs: Design's blocking send() / recv() on std::threads.
@@ -883,6 +895,7 @@ int run_sized(const Options& options) {
         static_cast<double>(options.messages) / seconds, result.cpu_seconds, cpu_ns,
         static_cast<unsigned long long>(result.checksum));
   }
+  if (flushed(0) != 0) return 2;
   if (result.checksum != expected) {
     std::fprintf(stderr, "leanchan-peer-bench: checksum mismatch for %s: got %llu, expected %llu\n",
                  options.design.c_str(), static_cast<unsigned long long>(result.checksum),

@@ -23,15 +23,15 @@
 #include "proxy.h"
 
 ABSL_FLAG(std::string, design, "both", "leanchan, tokio-style, or both");
-ABSL_FLAG(std::string, services, "1000,10000,100000", "Comma-separated service counts");
+ABSL_FLAG(std::string, services, "1000,10000,100000", "Comma-separated service counts (each 10..1000000)");
 ABSL_FLAG(double, seconds, 2.0, "How long the health checker runs per row (0.1..600)");
-ABSL_FLAG(int, rate, 20000, "Steady events per second across all services");
-ABSL_FLAG(int, capacity, 16, "Channel capacity per service (also the burst size)");
+ABSL_FLAG(int, rate, 20000, "Steady events per second across all services (1..10000000)");
+ABSL_FLAG(int, capacity, 16, "Channel capacity per service, also the burst size (1..1024)");
 ABSL_FLAG(int, workers, 0,
-          "Worker threads serving the channels (0: one fewer than the CPUs, at least 1, so the "
-          "checker and the workers are no more busy threads than cores)");
+          "Worker threads serving the channels, 0..64 (0: one fewer than the CPUs, at least 1, so "
+          "the checker and the workers are no more busy threads than cores)");
 ABSL_FLAG(int, runs, 1,
-          "Runs of each row; above 1, every run's row is printed and then each row's spread "
+          "Runs of each row (1..100); above 1, every run's row is printed and then each row's spread "
           "(median, min, max) of events/s, p50, p99 and CPU per event");
 ABSL_FLAG(std::size_t, top_services, 0,
           "leanchan only: list the service channels in a leanchan::ChannelRegistry, walk it after "
@@ -40,12 +40,12 @@ ABSL_FLAG(std::size_t, top_services, 0,
 ABSL_FLAG(std::size_t, budget_bytes, 0,
           "leanchan only: every service channel's memory comes from one shared "
           "leanchan::MemoryBudget of this many bytes (0: none); events it refuses are counted");
-ABSL_FLAG(int, zones, 10, "Zones; a burst hits every service of one zone");
-ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often");
-ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second");
+ABSL_FLAG(int, zones, 10, "Zones (1..1000); a burst hits every service of one zone");
+ABSL_FLAG(int, burst_interval_ms, 500, "A zone flaps this often (at least 1)");
+ABSL_FLAG(int, churn_per_second, 100, "Services removed and added per second (0..100000)");
 ABSL_FLAG(double, rss_every_seconds, 0,
           "Soak mode: sample RSS this often during the run and print the series after the "
-          "table (0: off). E.g. --seconds=300 --rss_every_seconds=5");
+          "table (0: off; else 0.1..--seconds). E.g. --seconds=300 --rss_every_seconds=5");
 
 namespace {
 
@@ -261,5 +261,5 @@ int main(int argc, char** argv) {
     for (const auto& [seconds, bytes] : r.rss_series) std::printf(" %.0f:%.0f", seconds, bytes);
     std::printf("\n");
   }
-  return all_ok ? 0 : 1;
+  return leanchan::cli::finish_output("leanchan-proxy-fanout", all_ok ? 0 : 1);
 }

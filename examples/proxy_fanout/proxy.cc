@@ -307,6 +307,9 @@ Report Scenario<D>::run() {
       next_rss += rss_period;
     }
     for (; next_steady <= now; next_steady += steady_period) {
+      // No service (the budget refused every channel, or churn removed the
+      // last one and the budget refused its replacement): nothing to send to.
+      if (keys_.empty()) continue;
       const std::uint64_t key = keys_[random_() % keys_.size()];
       send_event(key, registry_.find(key)->second);
     }

@@ -153,6 +153,18 @@ inline bool split_list(std::string_view flag, std::string_view text,
   }
 }
 
+// At the end of a program that printed its results to standard output
+// (C stdio or std::cout): `exit_code` if everything reached it, else
+// "<program>: cannot write to standard output" and 2 (a full disk, a
+// closed descriptor), so that a script never takes a lost table for a run.
+[[nodiscard]] inline int finish_output(std::string_view program, int exit_code) {
+  std::cout.flush();
+  const bool c_ok = std::fflush(stdout) == 0 && std::ferror(stdout) == 0;
+  if (c_ok && std::cout) return exit_code;
+  std::cerr << program << ": cannot write to standard output\n";
+  return 2;
+}
+
 }  // namespace leanchan::cli
 
 #endif  // LEANCHAN_PROFILER_REPORT_CLI_H_
