@@ -41,12 +41,14 @@ ABSL_FLAG(std::size_t, many_capacity, 16, "Capacity of each channel in the many-
 ABSL_FLAG(std::size_t, burst, 16, "Messages sent into every channel in the many-channels table");
 ABSL_FLAG(std::string, retain, "none,one",
           "Retention policies measured in the many-channels table (leanchan designs): none, one, "
-          "or a number of blocks kept (2..64)");
+          "or a number of blocks kept (0..64; 0 and 1 are none and one)");
 ABSL_FLAG(std::string, memory, "default",
           "Where the many channels' memory comes from (leanchan designs): default (the global "
-          "operator new), pool (a leanchan::BlockPool, which gives emptied pages back), or both");
+          "operator new), pool (a leanchan::BlockPool, which gives emptied pages back), or both "
+          "(default,pool)");
 ABSL_FLAG(std::string, tables, "memory,many",
-          "Tables to print: memory (create/fill/drain), many (many channels), or both");
+          "Tables to print: memory (create/fill/drain), many (many channels), or both "
+          "(memory,many)");
 
 namespace {
 

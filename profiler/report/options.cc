@@ -64,6 +64,10 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
     auto names = split("designs", raw.designs);
     if (!names.ok()) return names.status();
     for (const std::string& name : *names) {
+      if (name == "all") {
+        return absl::InvalidArgumentError(
+            "--designs: 'all' stands alone (it already names every design)");
+      }
       auto found = std::find_if(designs.begin(), designs.end(),
                                 [&](const Design& d) { return d.name == name; });
       if (found == designs.end()) {
@@ -178,6 +182,21 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
     if (std::find(options.memories.begin(), options.memories.end(), source) ==
         options.memories.end()) {
       options.memories.push_back(source);
+    }
+  }
+  // A many-channels table alone, from pool memory only, of designs whose
+  // channels take no memory resource: no row would be measured.
+  if (!options.memory_table && !options.many_channels.empty()) {
+    const bool some_row = std::any_of(
+        options.memories.begin(), options.memories.end(), [&](const std::string& source) {
+          return source == "default" ||
+                 std::any_of(options.designs.begin(), options.designs.end(),
+                             [](const Design* d) { return d->has_memory_resource; });
+        });
+    if (!some_row) {
+      return absl::InvalidArgumentError(
+          "--tables=many with --memory=pool selects nothing to measure: none of --designs "
+          "takes a memory resource (the leanchan designs do; or add default to --memory)");
     }
   }
   return options;

@@ -130,6 +130,28 @@ TEST(MemtableCli, SelectingNothingExitsTwoAndSaysWhy) {
       << run.output;
 }
 
+// The baseline's channels take no memory resource: from pool memory alone
+// its many-channels table has no row (it printed nothing and exited 0).
+TEST(MemtableCli, PoolMemoryForDesignsWithoutAResourceSelectsNothing) {
+  const CliResult run = run_memtable(
+      "--designs=tokio-style --memory=pool --tables=many --many_channels=10", Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("leanchan-memtable: --tables=many with --memory=pool selects "
+                             "nothing to measure",
+                             0),
+            0)
+      << run.output;
+}
+
+TEST(MemtableCli, AllStandsAloneInTheDesignList) {
+  const CliResult run = run_memtable(std::string("--designs=all,leanchan-b8 ") +
+                                         "--message_sizes=8 --capacities=1 --many_channels=none",
+                                     Capture::kStderr);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("leanchan-memtable: --designs: 'all' stands alone", 0), 0)
+      << run.output;
+}
+
 TEST(MemtableCli, AbseilErrorsStartWithTheProgramName) {
   const CliResult run = run_memtable("--burst=abc", Capture::kStderr);
   EXPECT_EQ(run.exit_code, 1) << run.output;
