@@ -14,8 +14,12 @@
 # elsewhere. Exit status 0 either way: the table is the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[[ $# -ge 1 ]] || { echo "usage: $0 <base-commit> [filter]" >&2; exit 2; }
-base="$(git rev-parse --verify "$1^{commit}")" || { echo "ab.sh: no such commit: $1" >&2; exit 2; }
+case "${1:-}" in
+  -h | --help) sed -n '3,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+[[ $# -ge 1 && $# -le 2 ]] || { echo "usage: $0 <base-commit> [filter] (see --help)" >&2; exit 2; }
+base="$(git rev-parse --verify --quiet "$1^{commit}")" ||
+  { echo "ab.sh: no such commit: $1" >&2; exit 2; }
 filter="${2:-leanchan-b(8|32)/.*msg:24}"
 reps="${REPS:-9}"
 min_time="${MIN_TIME:-0.2}"

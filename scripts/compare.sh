@@ -19,6 +19,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if [[ "${1:-}" == "--help" || "${1:-}" == "-h" ]]; then
+  sed -n '3,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 if [[ "${1:-}" == "--peers" ]]; then
   shift
   exec scripts/peers.sh "$@"

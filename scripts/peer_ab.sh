@@ -26,6 +26,7 @@ case "${1:-}" in
   -h | --help) sed -n '3,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   "") echo "usage: scripts/peer_ab.sh <base-commit> (see --help)" >&2; exit 2 ;;
 esac
+[[ $# -eq 1 ]] || { echo "usage: scripts/peer_ab.sh <base-commit> (see --help); settings go in the environment" >&2; exit 2; }
 base="$(git rev-parse --verify "$1^{commit}" 2>/dev/null)" ||
   { echo "peer_ab.sh: no such commit: $1" >&2; exit 2; }
 pairs="${PAIRS:-8}"

@@ -113,6 +113,8 @@ ensure() {
 
 # ---------------------------------------------------------------- build
 # C++ (required: leanchan is what is measured).
+# PEERS_NO_INSTALL=1 means no apt-get at all: setup.sh's own packages too.
+if [ -n "${PEERS_NO_INSTALL:-}" ]; then export LEANCHAN_NO_INSTALL=1; fi
 scripts/setup.sh >&2 || { log "scripts/setup.sh failed"; exit 1; }
 have_moodycamel=1
 ensure cpp-peers libconcurrentqueue-dev || have_moodycamel=0
