@@ -22,11 +22,11 @@ struct Event {
   std::uint32_t id;  // unique across the test
 };
 
-struct Service {
+struct Service {  // the entry first: the receiver, destroyed before it, detaches it
   Service(leanchan::Receiver<Event, 4> receiver, leanchan::ReadySet& set)
-      : rx(std::move(receiver)), entry(set, this) {}
-  leanchan::Receiver<Event, 4> rx;
+      : entry(set, this), rx(std::move(receiver)) {}
   leanchan::ReadyEntry entry;
+  leanchan::Receiver<Event, 4> rx;
   bool ended = false;
 };
 

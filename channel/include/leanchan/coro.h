@@ -7,7 +7,7 @@
 //   }
 //   Task producer(leanchan::Sender<Event>& tx) {
 //     auto result = co_await tx.async_send(Event{...}, executor);  // waits for room
-//     if (!result.ok()) { /* kClosed: std::move(result).value() is the event */ }
+//     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
 //   }
 //
 // Suspending costs nothing on the heap: the awaitable (inside the coroutine
@@ -35,7 +35,9 @@
 //
 // Thread-safety: an awaitable belongs to its coroutine; the executor must
 // run a coroutine's tasks one at a time. async_recv takes the Receiver's
-// notifier slot while suspended (one awaiting coroutine per receiver).
+// notifier slot while suspended (one awaiting coroutine per receiver: a
+// second one, or one awaiting a receiver whose notifier the program set,
+// aborts with a message).
 #ifndef LEANCHAN_CORO_H_
 #define LEANCHAN_CORO_H_
 
@@ -50,6 +52,7 @@
 #include "leanchan/executor.h"
 #include "leanchan/fwd.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/notifier.h"
 #include "leanchan/receiver.h"
 #include "leanchan/sender.h"
@@ -156,9 +159,18 @@ class ReceiveSideAwaitable : protected AwaitableBase<Derived> {
       : AwaitableBase<Derived>(executor), rx_(&rx) {}
   ~ReceiveSideAwaitable() { detach(); }
 
-  // attached_ is written before arming; nothing is written after it.
+  // attached_ is written before arming; nothing is written after it. The
+  // receiver's one notifier slot must be free: another notifier there (a
+  // second coroutine awaiting this receiver, or one the program attached)
+  // would be replaced silently and never fire again, so that aborts with a
+  // message, in every build.
   bool arm() noexcept {
     if (!attached_) {
+      if (rx_->has_notifier()) [[unlikely]] {
+        internal::contract_violation(
+            "async_recv on a Receiver that has a notifier attached (another coroutine awaits "
+            "it, or set_notifier was called): one awaiting coroutine per receiver");
+      }
       rx_->set_notifier(this->notifier_);
       attached_ = true;
     }
@@ -280,7 +292,8 @@ class SendSideAwaitable : protected AwaitableBase<Derived> {
 }  // namespace internal
 
 // co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
-// with the value handed back. Waits (suspended, in FIFO order with every
+// or kNoMemory (its block could not be allocated) with the value handed
+// back. Waits (suspended, in FIFO order with every
 // other waiting sender) while the channel is full.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] SendAwaitable
@@ -320,7 +333,8 @@ class [[nodiscard]] SendAwaitable
 };
 
 // co_await tx.async_reserve(executor) -> Permit<T, BlockSize>: one slot, or
-// an empty permit with status() kClosed. Waits as async_send.
+// an empty permit with status() kClosed or kNoMemory (test it before
+// sending: Permit::send on an empty permit aborts). Waits as async_send.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] ReserveAwaitable
     : private internal::SendSideAwaitable<ReserveAwaitable<T, BlockSize>, T, BlockSize> {

@@ -5,9 +5,17 @@
 //   leanchan::Notifier notifier(&on_ready, &my_service);  // owned by you
 //   rx.set_notifier(notifier);
 //   for (;;) {                       // in the event loop, when told "ready":
-//     for (auto r = rx.poll_recv(); r.ok(); r = rx.poll_recv()) handle(std::move(r).value());
+//     auto r = rx.poll_recv();
+//     if (r.ok()) { handle(std::move(r).value()); continue; }
+//     if (r.status() == leanchan::PollStatus::kDisconnected) {
+//       rx.clear_notifier();         // ended (and drained): stop serving it
+//       break;
+//     }
 //     if (!rx.arm_notifier()) break; // armed: on_ready(&my_service) comes later
-//   }                                // (true: something arrived meanwhile)
+//   }                                // (true: a message, or the end, came meanwhile)
+//
+// arm_notifier() returns true once the channel has ended, every time, so a
+// loop must stop on poll_recv()'s kDisconnected, or it spins.
 //
 // A Notifier is a function pointer and its argument, plus the links the
 // channel needs: 40 bytes, never allocated by the channel. Arming and firing
@@ -62,10 +70,16 @@ class Notifier {
   }
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
+  // A notifier still attached to a receiver, queued, or holding a slot
+  // would be called, or unlinked, after its end: asserted in debug builds.
+  // (Declare it before the Receiver it is attached to, so that the
+  // receiver, destroyed first, detaches it; or clear_notifier first.)
   ~Notifier() {
     assert(node_.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle &&
            "leanchan: Notifier destroyed while armed or holding a slot "
            "(cancel_notify / clear_notifier first)");
+    assert(node_.next == nullptr &&
+           "leanchan: Notifier destroyed while attached to a receiver (clear_notifier first)");
   }
 
  private:

@@ -12,13 +12,13 @@
 #ifndef LEANCHAN_PERMIT_H_
 #define LEANCHAN_PERMIT_H_
 
-#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 
 #include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/internal/channel_state.h"
 #include "leanchan/status.h"
 
@@ -56,10 +56,18 @@ class [[nodiscard]] Permit {
   SendStatus status() const noexcept { return status_; }
 
   // Puts `value` in the reserved slot; the permit is empty afterwards.
-  // Precondition: *this holds a slot. Never blocks on the bound; O(1);
-  // allocates nothing (provisioning: docs/design.md "Allocation before the claim").
+  // Precondition: *this holds a slot (test it, or its status(), first: a
+  // reservation fails when the channel is closed, full for try_reserve, or
+  // out of memory). On an empty permit it prints why and aborts, in every
+  // build: there is no slot to put the value in, and dropping it silently
+  // would lose it. Never blocks on the bound; O(1); allocates nothing
+  // (provisioning: docs/design.md "Allocation before the claim").
   void send(T value) noexcept {
-    assert(state_ != nullptr && "leanchan: Permit::send on an empty permit");
+    if (state_ == nullptr) [[unlikely]] {
+      internal::contract_violation(
+          "Permit::send on an empty permit (the reservation failed or the permit was used: "
+          "check the permit before sending)");
+    }
     internal::ChannelState* state = std::exchange(state_, nullptr);
     Ops::push(*state, std::move(value));
     state->remove_sender();
@@ -117,10 +125,15 @@ class [[nodiscard]] PermitBatch {
   // Unchanged by send().
   SendStatus status() const noexcept { return status_; }
 
-  // Puts `value` in one reserved slot. Precondition: size() > 0. O(1);
-  // allocates nothing (the blocks were provided with the reservation).
+  // Puts `value` in one reserved slot. Precondition: size() > 0 (as
+  // Permit::send, it aborts with a message otherwise). O(1); allocates
+  // nothing (the blocks were provided with the reservation).
   void send(T value) noexcept {
-    assert(remaining_ != 0 && "leanchan: PermitBatch::send with no slot left");
+    if (remaining_ == 0) [[unlikely]] {
+      internal::contract_violation(
+          "PermitBatch::send with no slot left (the reservation failed or every slot was used: "
+          "check the batch before sending)");
+    }
     Ops::push(*state_, std::move(value));
     if (--remaining_ == 0) release();
   }

@@ -4,7 +4,11 @@
 // serves thousands of receivers from one thread.
 //
 //   leanchan::ReadySet ready;                       // one eventfd
-//   struct Service { leanchan::Receiver<Event> rx; leanchan::ReadyEntry entry; };
+//   struct Service {
+//     leanchan::ReadyEntry entry;                   // first: it outlives rx, which
+//     leanchan::Receiver<Event> rx;                 // detaches it when destroyed
+//     bool ended = false;
+//   };
 //   service.entry.watch(service.rx);                // attaches the entry's notifier
 //   epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in_event);
 //   for (;;) {
@@ -12,10 +16,14 @@
 //     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
 //       auto* service = static_cast<Service*>(entry.user());
 //       do {
-//         for (auto r = service->rx.poll_recv(); r.ok(); r = service->rx.poll_recv())
-//           handle(std::move(r).value());
-//       } while (service->rx.arm_notifier());       // re-arm; true = more came
-//     });
+//         for (;;) {
+//           auto r = service->rx.poll_recv();
+//           if (r.ok()) { handle(std::move(r).value()); continue; }
+//           if (r.status() == leanchan::PollStatus::kDisconnected) service->ended = true;
+//           break;
+//         }
+//       } while (!service->ended && service->rx.arm_notifier());  // re-arm; true = look again
+//     });                                           // (arm_notifier is true for good once ended)
 //   }
 //
 // A ReadyEntry is 72 bytes, owned by the caller (typically inside its

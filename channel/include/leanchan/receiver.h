@@ -33,6 +33,7 @@
 #include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/notifier.h"
 #include "leanchan/status.h"
 
@@ -183,18 +184,23 @@ class Receiver {
     state()->detach_receive_node();
     has_notifier_ = false;
   }
+  // Whether a notifier is attached (set_notifier, until clear_notifier).
+  bool has_notifier() const noexcept { return has_notifier_; }
   // True if a message (or the end) is there now. Otherwise arms the
   // attached notifier, one-shot, and returns false. A blocking receive
   // (recv, recv_for, recv_until, recv_many) disarms it. O(1); takes the
   // list lock only when the next message starts a block the receiver has
   // not reached yet.
-  // Precondition: a notifier is attached.
+  // Precondition: a notifier is attached (set_notifier); without one no
+  // callback could ever come, so it prints why and aborts, in every build.
   // A message whose position is claimed but whose value is still being
   // written does not count as there: the notifier stays armed and its
   // sender fires it when it publishes (so a loop around arm_notifier never
   // spins on a sender that is preempted mid-send).
   bool arm_notifier() noexcept {
-    assert(has_notifier_ && "leanchan: arm_notifier without set_notifier");
+    if (!has_notifier_) [[unlikely]] {
+      internal::contract_violation("Receiver::arm_notifier without a notifier (set_notifier first)");
+    }
     internal::ChannelState& state = *this->state();
     state.signal().arm();  // then the re-check
     if (Ops::is_published(state, cursor_) || internal::Ending::is_finished(state, cursor_.index)) {
@@ -222,8 +228,9 @@ class Receiver {
         internal::Positions::distance(state()->claimed_position(), cursor_.index, cursor_.slots));
   }
   bool is_empty() const noexcept { return len() == 0; }
-  // True once close() was called or every Sender and Permit is gone (no
-  // new message can be sent; queued ones may still be received). A snapshot.
+  // True once close() was called or every Sender and Permit is gone: no
+  // new send or reservation can succeed (a Permit granted before close()
+  // still sends), and queued messages may still be received. A snapshot.
   bool is_closed() const noexcept {
     return state()->is_closed() || state()->lifetime().sender_snapshot() == 0;
   }

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+// Misuse the channel can see but not recover from fails loudly in every
+// build (a message and an abort), never silently: a send through an empty
+// permit (it used to dereference null in release builds), arming without a
+// notifier (it used to wait forever for a callback that cannot come), a
+// second awaiting coroutine on one receiver (it used to replace the first
+// one's notifier, which then never resumed). And the event-loop shapes the
+// headers show end when the channel ends (the earlier ones spun on the
+// ended channel's arm_notifier(), which is true for good).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "coro_support.h"
+#include "leanchan/channel.h"
+#include "leanchan/executor.h"
+#include "leanchan/ready_set.h"
+
+namespace {
+
+using leanchan::testing::Task;
+
+TEST(MisuseDeathTest, SendingThroughThePermitOfAClosedChannelAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  rx.close();
+  EXPECT_DEATH(
+      {
+        auto permit = tx.reserve();  // empty: kClosed
+        permit.send(1);
+      },
+      "leanchan: Permit::send on an empty permit");
+}
+
+TEST(MisuseDeathTest, SendingThroughThePermitOfAFullChannelAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(1);
+  ASSERT_TRUE(tx.try_send(0).ok());
+  EXPECT_DEATH(
+      {
+        auto permit = tx.try_reserve();  // empty: kFull
+        permit.send(1);
+      },
+      "leanchan: Permit::send on an empty permit");
+}
+
+TEST(MisuseDeathTest, SendingThroughAUsedBatchAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  EXPECT_DEATH(
+      {
+        auto batch = tx.reserve_many(1);
+        batch.send(1);
+        batch.send(2);  // no slot left
+      },
+      "leanchan: PermitBatch::send with no slot left");
+}
+
+TEST(MisuseDeathTest, ArmingWithoutANotifierAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  EXPECT_DEATH((void)rx.arm_notifier(), "leanchan: Receiver::arm_notifier without a notifier");
+}
+
+Task await_one(leanchan::Receiver<int>& rx, leanchan::Executor& executor,
+               std::optional<int>& out) {
+  out = co_await rx.async_recv(executor);
+}
+
+// Two coroutines awaiting one receiver at once.
+void await_with_two_coroutines() {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  leanchan::ManualExecutor executor;
+  std::optional<int> first;
+  std::optional<int> second;
+  Task a = await_one(rx, executor, first);
+  Task b = await_one(rx, executor, second);
+  a.handle.resume();  // suspends: its notifier is attached
+  b.handle.resume();  // would replace it
+}
+
+TEST(MisuseDeathTest, ASecondCoroutineAwaitingOneReceiverAbortsWithAMessage) {
+  EXPECT_DEATH(await_with_two_coroutines(),
+               "leanchan: async_recv on a Receiver that has a notifier attached");
+}
+
+void on_ready(void* fired) { *static_cast<bool*>(fired) = true; }
+
+// A coroutine awaiting a receiver that has the program's own notifier.
+void await_over_a_notifier() {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  bool fired = false;
+  leanchan::Notifier notifier(&on_ready, &fired);
+  rx.set_notifier(notifier);
+  leanchan::ManualExecutor executor;
+  std::optional<int> out;
+  Task a = await_one(rx, executor, out);
+  a.handle.resume();
+}
+
+TEST(MisuseDeathTest, AwaitingAReceiverWithTheProgramsNotifierAbortsWithAMessage) {
+  EXPECT_DEATH(await_over_a_notifier(),
+               "leanchan: async_recv on a Receiver that has a notifier attached");
+}
+
+// The same receiver awaited by one coroutine after another is fine: each
+// detaches before the next attaches.
+TEST(Misuse, CoroutinesAwaitingOneReceiverInTurnEachGetAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  leanchan::ManualExecutor executor;
+  std::optional<int> first;
+  std::optional<int> second;
+  Task a = await_one(rx, executor, first);
+  a.handle.resume();
+  ASSERT_TRUE(tx.try_send(1).ok());
+  executor.run_pending();
+  ASSERT_TRUE(a.done());
+  EXPECT_FALSE(rx.has_notifier());
+  Task b = await_one(rx, executor, second);
+  b.handle.resume();
+  ASSERT_TRUE(tx.try_send(2).ok());
+  executor.run_pending();
+  ASSERT_TRUE(b.done());
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2);
+}
+
+// leanchan/notifier.h's loop, as written there: it handles every message
+// and stops once the channel has ended (bounded here, so that a loop that
+// spins fails instead of hanging).
+TEST(Misuse, TheNotifierHeadersLoopEndsWithTheChannel) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  bool fired = false;
+  leanchan::Notifier notifier(&on_ready, &fired);
+  rx.set_notifier(notifier);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  ASSERT_TRUE(tx.try_send(2).ok());
+  { auto gone = std::move(tx); }  // the last sender: the channel ends after these two
+  std::vector<int> handled;
+  bool ended = false;
+  int looks = 0;
+  for (; looks < 100; ++looks) {
+    auto r = rx.poll_recv();
+    if (r.ok()) {
+      handled.push_back(std::move(r).value());
+      continue;
+    }
+    if (r.status() == leanchan::PollStatus::kDisconnected) {
+      rx.clear_notifier();
+      ended = true;
+      break;
+    }
+    if (!rx.arm_notifier()) break;
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_LT(looks, 100);
+  EXPECT_EQ(handled, (std::vector<int>{1, 2}));
+  // The trap the loop avoids: an ended channel's arm_notifier() is true
+  // every time, so a loop that only re-arms never stops.
+  bool fired_again = false;
+  leanchan::Notifier again(&on_ready, &fired_again);
+  rx.set_notifier(again);
+  EXPECT_TRUE(rx.arm_notifier());
+  EXPECT_TRUE(rx.arm_notifier());
+  rx.clear_notifier();
+}
+
+// leanchan/ready_set.h's drain body, as written there, with its Service:
+// one drain handles the messages and marks the service ended.
+struct Service {
+  Service(leanchan::Receiver<int> receiver, leanchan::ReadySet& set)
+      : entry(set, this), rx(std::move(receiver)) {}
+  leanchan::ReadyEntry entry;
+  leanchan::Receiver<int> rx;
+  bool ended = false;
+};
+
+TEST(Misuse, TheReadySetHeadersDrainEndsWithTheChannel) {
+  leanchan::ReadySet ready;
+  auto [tx, rx] = leanchan::channel<int>(4);
+  Service service(std::move(rx), ready);
+  service.entry.watch(service.rx);
+  ASSERT_TRUE(tx.try_send(7).ok());
+  { auto gone = std::move(tx); }
+  std::vector<int> handled;
+  int looks = 0;
+  const std::size_t drained = ready.drain([&](leanchan::ReadyEntry& entry) {
+    auto* s = static_cast<Service*>(entry.user());
+    do {
+      for (;;) {
+        auto r = s->rx.poll_recv();
+        if (r.ok()) {
+          handled.push_back(std::move(r).value());
+          continue;
+        }
+        if (r.status() == leanchan::PollStatus::kDisconnected) s->ended = true;
+        break;
+      }
+    } while (!s->ended && s->rx.arm_notifier() && ++looks < 100);
+  });
+  EXPECT_EQ(drained, 1u);
+  EXPECT_TRUE(service.ended);
+  EXPECT_LT(looks, 100);
+  EXPECT_EQ(handled, (std::vector<int>{7}));
+}
+
+}  // namespace
