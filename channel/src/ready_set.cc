@@ -15,7 +15,9 @@ namespace leanchan {
 
 void ReadyEntry::fire(void* self) noexcept {
   auto* entry = static_cast<ReadyEntry*>(self);
-  // acq_rel: only the first fire after a drain queues the entry.
+  // acq_rel: only the first fire after a drain queues the entry; its
+  // release half is what drain's exchange acquires (the source's state,
+  // written before it fired, is then seen by the visit).
   if (!entry->queued_.exchange(true, std::memory_order_acq_rel)) entry->set_->push(entry);
 }
 
@@ -62,6 +64,15 @@ void ReadySet::push(ReadyEntry* entry) noexcept {
     // cannot happen: the loop reads it to zero on every drain.)
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t written = ::write(signal_fd_, &one, sizeof(one));
+  }
+}
+
+void ReadySet::requeue(ReadyEntry* first) noexcept {
+  while (first != nullptr) {
+    ReadyEntry* const next = first->next_;  // read before push relinks it
+    // Still marked queued: a fire meanwhile found it so and pushed nothing.
+    push(first);
+    first = next;
   }
 }
 

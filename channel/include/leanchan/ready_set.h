@@ -33,8 +33,10 @@
 //
 // Thread-safety: entries fire from any thread; drain() and fd() belong to
 // the loop's thread. An entry must outlive its attachment and must not be
-// destroyed while queued (drain first, or clear the receiver's notifier and
-// drain once more).
+// destroyed while queued: to remove a service, clear its receiver's
+// notifier, then destroy the entry if !queued(), or else in the visit the
+// next drain makes (see ReadyEntry::queued). The set must outlive every
+// entry made on it.
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
@@ -73,6 +75,13 @@ class LEANCHAN_API ReadyEntry {
   }
   void* user() const noexcept { return user_; }
   Notifier& notifier() noexcept { return notifier_; }
+  // Whether the entry is in its set's queue (it fired since its last
+  // visit). An entry may be destroyed only when it is not: after its
+  // receiver's clear_notifier() nothing fires it any more, so false then
+  // stays false; true means a later drain() visits it, and it must live
+  // until then (destroy it in that visit). Inside visit it can be true: a
+  // fire that raced the visit's arm_notifier() queued it again.
+  bool queued() const noexcept { return queued_.load(std::memory_order_acquire); }
   // The entry's callback, for readiness sources other than a leanchan
   // Receiver: call it with the entry's address to queue the entry.
   static void on_ready(void* entry) noexcept { fire(entry); }
@@ -101,16 +110,30 @@ class LEANCHAN_API ReadySet {
 
   // Takes every queued entry, oldest first, and calls visit(entry) for each.
   // An entry that fires again during visit is queued again. Returns how many
-  // were visited. Never blocks.
+  // were visited. Never blocks. If visit throws, the entry it was visiting
+  // and those not visited yet are queued again (the fd made readable)
+  // before the exception goes on: the next drain visits them.
   template <class Visit>
   std::size_t drain(Visit&& visit) {
     ReadyEntry* entry = take_all();
     std::size_t count = 0;
+    // Armed only while visit runs: left armed by an exception (no try:
+    // this header also builds with -fno-exceptions).
+    UnwindGuard guard{this};
     while (entry != nullptr) {
       ReadyEntry* next = entry->next_;
-      // release: a fire after this store queues the entry again.
-      entry->queued_.store(false, std::memory_order_release);
+      // acq_rel, an RMW, not a store: a fire's exchange either comes after
+      // this one (it reads false and queues the entry again) or before it
+      // (this one reads its true and acquires what the source wrote before
+      // firing, which visit then sees). A release store let visit's reads
+      // of the source pass it (store buffering): the fire, reading true,
+      // queued nothing while visit read the source's old state.
+      (void)entry->queued_.exchange(false, std::memory_order_acq_rel);
+      guard.visiting = entry;
+      guard.rest = next;
       visit(*entry);
+      guard.visiting = nullptr;
+      guard.rest = nullptr;
       ++count;
       entry = next;
     }
@@ -121,6 +144,20 @@ class LEANCHAN_API ReadySet {
   friend class ReadyEntry;
   void push(ReadyEntry* entry) noexcept;
   ReadyEntry* take_all() noexcept;  // oldest first; clears the fd
+  // Queues again a chain that take_all returned (each entry still marked
+  // queued), for drain when visit throws.
+  void requeue(ReadyEntry* first) noexcept;
+  // drain's state while visit runs: on unwinding, the entry being visited
+  // is fired again (its visit did not finish) and the rest queued again.
+  struct UnwindGuard {
+    ReadySet* set;
+    ReadyEntry* visiting = nullptr;
+    ReadyEntry* rest = nullptr;
+    ~UnwindGuard() {
+      if (visiting != nullptr) ReadyEntry::on_ready(visiting);
+      if (rest != nullptr) set->requeue(rest);
+    }
+  };
 
   int fd_;         // polled by the loop
   int signal_fd_;  // written by push (the same eventfd on Linux; a pipe's write end elsewhere)
