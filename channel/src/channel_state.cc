@@ -7,6 +7,7 @@
 #include <new>
 
 #include "leanchan/channel_registry.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/internal/ending.h"
 #include "leanchan/internal/give_back.h"
 
@@ -86,9 +87,19 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
 void ChannelState::attach_receive_node(WaitNode* node) noexcept {
   // A load when nothing is armed (a first attach): no RMW.
   signal_.disarm();
-  node->kind = WaitNode::Kind::kReceive;
   const Locked held = blocks_.lock();
   semaphore_.detach_receive_locked(held);  // the one before, if linked
+  // Still linked: in another channel's ring (attached to another receiver,
+  // or queued as a send notifier). Linking it here too would join the two
+  // rings (a slot freed in one handed to a waiter of the other), so that
+  // aborts with a message. (The read races only in that misuse.)
+  if (node->next != nullptr) [[unlikely]] {
+    blocks_.unlock(held);
+    contract_violation(
+        "set_notifier with a Notifier attached to another receiver or queued on a sender "
+        "(one notifier per receiver; clear_notifier or cancel_notify first)");
+  }
+  node->kind = WaitNode::Kind::kReceive;
   semaphore_.attach_receive_locked(held, node);
   blocks_.unlock(held);
 }

@@ -314,6 +314,10 @@ void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
   while (woken != nullptr) {
     WaitNode* const node = woken;
     woken = node->next;  // read before the node may go away
+    // Off every chain: an idle node's link is null (set_notifier and
+    // ~Notifier check it); published to the owner by the release below
+    // (the outcome exchange, or finish_firing).
+    node->next = nullptr;
     if (node->callback == nullptr) {
       // A thread (send or closed watch): store its outcome; wake it only if
       // it sleeps (or waits in await_firing). Only this waker changes the

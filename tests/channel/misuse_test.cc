@@ -102,6 +102,63 @@ TEST(MisuseDeathTest, AwaitingAReceiverWithTheProgramsNotifierAbortsWithAMessage
                "leanchan: async_recv on a Receiver that has a notifier attached");
 }
 
+// One notifier attached to two receivers at once: it would join the two
+// channels' waiter rings (a slot freed in one handed to a waiter of the
+// other).
+void attach_to_two_receivers() {
+  auto [tx1, rx1] = leanchan::channel<int>(1);
+  auto [tx2, rx2] = leanchan::channel<int>(1);
+  bool fired = false;
+  leanchan::Notifier notifier(&on_ready, &fired);
+  rx1.set_notifier(notifier);
+  rx2.set_notifier(notifier);
+}
+
+TEST(MisuseDeathTest, ANotifierAttachedToTwoReceiversAbortsWithAMessage) {
+  EXPECT_DEATH(attach_to_two_receivers(),
+               "leanchan: set_notifier with a Notifier attached to another receiver");
+}
+
+// Attaching the same notifier to the same receiver again is fine.
+TEST(Misuse, SettingTheSameNotifierTwiceIsFine) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  bool fired = false;
+  leanchan::Notifier notifier(&on_ready, &fired);
+  rx.set_notifier(notifier);
+  rx.set_notifier(notifier);
+  EXPECT_FALSE(rx.arm_notifier());
+  ASSERT_TRUE(tx.try_send(1).ok());
+  EXPECT_TRUE(fired);
+  rx.clear_notifier();
+}
+
+// Send notifiers woken together (two granted at once, or every waiter at
+// close()) are chained through their links while they fire; each comes
+// back idle and unlinked, so it may serve a receiver next (the chain's
+// link, left behind, read as "attached elsewhere").
+TEST(Misuse, SendNotifiersWokenTogetherMayServeAReceiverNext) {
+  auto [tx, rx] = leanchan::channel<int>(1);
+  ASSERT_TRUE(tx.try_send(0).ok());
+  bool fired_a = false;
+  bool fired_b = false;
+  leanchan::Notifier a(&on_ready, &fired_a);
+  leanchan::Notifier b(&on_ready, &fired_b);
+  ASSERT_EQ(tx.notify_when_room(a), leanchan::RoomStatus::kArmed);
+  ASSERT_EQ(tx.notify_when_room(b), leanchan::RoomStatus::kArmed);
+  rx.close();  // wakes both, chained
+  EXPECT_TRUE(fired_a);
+  EXPECT_TRUE(fired_b);
+  (void)tx.cancel_notify(a);
+  (void)tx.cancel_notify(b);
+  auto [tx2, rx2] = leanchan::channel<int>(4);
+  rx2.set_notifier(a);  // aborted: "attached to another receiver"
+  ASSERT_TRUE(tx2.try_send(1).ok());
+  EXPECT_TRUE(rx2.arm_notifier());  // the message is there
+  rx2.clear_notifier();
+  rx2.set_notifier(b);
+  rx2.clear_notifier();
+}
+
 // The same receiver awaited by one coroutine after another is fine: each
 // detaches before the next attaches.
 TEST(Misuse, CoroutinesAwaitingOneReceiverInTurnEachGetAMessage) {

@@ -169,7 +169,8 @@ class ReceiveSideAwaitable : protected AwaitableBase<Derived> {
       if (rx_->has_notifier()) [[unlikely]] {
         internal::contract_violation(
             "async_recv on a Receiver that has a notifier attached (another coroutine awaits "
-            "it, or set_notifier was called): one awaiting coroutine per receiver");
+            "it, or set_notifier was called): one awaiting coroutine per receiver (async_recv and "
+            "async_recv_many alike)");
       }
       rx_->set_notifier(this->notifier_);
       attached_ = true;

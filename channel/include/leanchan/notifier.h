@@ -33,6 +33,10 @@
 //   short and must not call back into this channel's notifier functions.
 // - A notifier must stay alive while attached or armed. clear_notifier()
 //   and cancel_notify() return only once its callback is not running.
+// - One use at a time: attached to one receiver, or queued on one sender.
+//   set_notifier with a notifier still attached to another receiver, or
+//   queued, aborts with a message (it would join the two channels' waiter
+//   queues).
 // - Send notifiers wait in the channel's FIFO queue with blocked senders and
 //   coroutines. When one fires because a slot freed, that slot is handed to
 //   it: nobody else can take it (a plain try_send or send does not use it).
