@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "budget_refusal.h"
 #include "leanchan/internal/channel_state.h"
 
 namespace leanchan {
@@ -32,6 +33,15 @@ std::uint64_t allocations_of(std::uint64_t charge) noexcept {
 thread_local const MemoryBudget* t_last_refusal = nullptr;
 
 }  // namespace
+
+namespace internal {
+
+KeepRefusalRecord::KeepRefusalRecord() noexcept : saved_(t_last_refusal) {}
+KeepRefusalRecord::~KeepRefusalRecord() {
+  t_last_refusal = static_cast<const MemoryBudget*>(saved_);
+}
+
+}  // namespace internal
 
 const char* BudgetExceeded::what() const noexcept {
   return "leanchan::MemoryBudget: allocation refused, the budget's limit would be exceeded";

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <climits>
 
+#include "budget_refusal.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
@@ -330,9 +331,11 @@ void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
         // outcome below is stored.
         ThreadWaitNode* const waiter = as_thread(node);
         // written before the release exchange below, read by the owner
-        // after its acquire load of the outcome.
-        if (waiter->push != nullptr && !waiter->push(*waiter->channel, waiter->value)) {
-          waiter->push = nullptr;
+        // after its acquire load of the outcome. The push allocates for
+        // the waiter: this thread's own refusal record stays as it was.
+        if (waiter->push != nullptr) {
+          const KeepRefusalRecord keep;
+          if (!waiter->push(*waiter->channel, waiter->value)) waiter->push = nullptr;
         }
       }
       const std::uint32_t before = node->state.exchange(outcome, std::memory_order_release);

@@ -14,7 +14,9 @@
 // off the default path. A listed channel's control block is 88 bytes (64,
 // its memory resource pointer, and its place in the list), and the
 // registry keeps 24 bytes per listed channel of its own (a std::vector,
-// from the global operator new, not from the channel's resource).
+// from the global operator new, not from the channel's resource; up to
+// twice that while its capacity runs ahead of the count, and it keeps
+// the capacity of the most channels ever listed at once).
 //
 // figures(n) walks every listed channel once: memory_usage() of each (its
 // list lock, uncontended: a few nanoseconds while its senders and receiver

@@ -112,9 +112,12 @@ class LEANCHAN_API MemoryBudget final : public std::pmr::memory_resource {
   // that returned kNoMemory it tells an over-budget refusal from a real
   // allocation failure). Where budgets are stacked (one's upstream is
   // another), it names the one that refused. A send that waited may have
-  // its block allocated by the thread that handed it its slot; that thread's
-  // refusal is then recorded there, and the sender retries the allocation
-  // on its own thread before it fails.
+  // its block allocated by the thread that handed it its slot; that
+  // allocation counts for neither thread's record (the handing thread's
+  // stays its own), and if it is refused the sender retries on its own
+  // thread before it fails. Under leanchan::asio a send's allocation may
+  // run on another io thread than its completion handler: ask only from
+  // the thread that made the call that returned kNoMemory.
   bool refused_on_this_thread() const noexcept;
 
  private:

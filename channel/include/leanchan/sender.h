@@ -286,6 +286,9 @@ class Sender {
   // go back and the send or reservation fails with kNoMemory.
   internal::PermitOutcome provided(internal::PermitOutcome outcome, std::uint32_t count) noexcept {
     if (outcome != internal::PermitOutcome::kAcquired || Ops::provide(*state_)) return outcome;
+#if defined(LEANCHAN_TEST_POINTS)
+    LEANCHAN_TEST_POINT(kProvideRefused);
+#endif
     internal::Ending::return_unused(*state_, count);
     return internal::PermitOutcome::kNoMemory;
   }

@@ -56,6 +56,9 @@ enum class TestPoint {
   // BlockPool::trim: the kept pages were taken off their stack and are
   // not on the free-page stack yet.
   kTrimHoldsKeptPages,
+  // Sender::provided: the blocks for permits just taken could not be
+  // provided (kNoMemory); the permits have not gone back yet.
+  kProvideRefused,
 };
 
 // Where the positions of a channel created from now on start (ChannelState's
