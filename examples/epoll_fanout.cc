@@ -128,7 +128,7 @@ void serve_with_epoll(std::vector<Rx>& receivers, Results& results, std::atomic<
     epoll_event out{};
     const int n = ::epoll_wait(epoll, &out, 1, -1);
     if (n < 0 && errno != EINTR) {
-      results.error = os_error("epoll_wait", errno);  // the events sent from now on are refused
+      results.error = os_error("epoll_wait", errno);  // the run fails: nothing serves the channels
       break;
     }
     if (n <= 0) continue;
