@@ -84,7 +84,11 @@ TEST(MemtableCli, ArgumentAfterDoubleDashIsStray) {
       << run.output;
 }
 
-TEST(MemtableCli, EmptyListElementExitsTwoAndNamesTheFlag) {
+// Lists with an empty element, and selections that measure nothing (the
+// baseline's channels take no memory resource, so pool memory has no
+// many-channels row for it: that run printed nothing and exited 0): exit
+// 2 before anything is measured, and say why.
+TEST(MemtableCli, BadSelectionsExitTwoAndSayWhy) {
   struct Case {
     const char* arguments;
     const char* message;
@@ -105,6 +109,13 @@ TEST(MemtableCli, EmptyListElementExitsTwoAndNamesTheFlag) {
            Case{"--designs=leanchan-b8 --message_sizes=8 --capacities=1 --many_channels=none "
                 "--tables=memory,",
                 "leanchan-memtable: --tables: element 2 of 'memory,' is empty"},
+           Case{"--tables=many --many_channels=none",
+                "leanchan-memtable: --tables=many with --many_channels=none selects nothing to "
+                "measure"},
+           Case{"--designs=tokio-style --memory=pool --tables=many --many_channels=10",
+                "leanchan-memtable: --tables=many with --memory=pool selects nothing to measure"},
+           Case{"--designs=all,leanchan-b8 --message_sizes=8 --capacities=1 --many_channels=none",
+                "leanchan-memtable: --designs: 'all' stands alone"},
        }) {
     const CliResult run = run_memtable(c.arguments, Capture::kStderr);
     EXPECT_EQ(run.exit_code, 2) << c.arguments << "\n" << run.output;
@@ -117,38 +128,6 @@ TEST(MemtableCli, EmptyManyChannelsListExitsTwo) {
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("leanchan-memtable: --many_channels: the list is empty"),
             std::string::npos)
-      << run.output;
-}
-
-TEST(MemtableCli, SelectingNothingExitsTwoAndSaysWhy) {
-  const CliResult run = run_memtable("--tables=many --many_channels=none", Capture::kStderr);
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_EQ(run.output.rfind("leanchan-memtable: --tables=many with --many_channels=none selects "
-                             "nothing to measure",
-                             0),
-            0)
-      << run.output;
-}
-
-// The baseline's channels take no memory resource: from pool memory alone
-// its many-channels table has no row (it printed nothing and exited 0).
-TEST(MemtableCli, PoolMemoryForDesignsWithoutAResourceSelectsNothing) {
-  const CliResult run = run_memtable(
-      "--designs=tokio-style --memory=pool --tables=many --many_channels=10", Capture::kStderr);
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_EQ(run.output.rfind("leanchan-memtable: --tables=many with --memory=pool selects "
-                             "nothing to measure",
-                             0),
-            0)
-      << run.output;
-}
-
-TEST(MemtableCli, AllStandsAloneInTheDesignList) {
-  const CliResult run = run_memtable(std::string("--designs=all,leanchan-b8 ") +
-                                         "--message_sizes=8 --capacities=1 --many_channels=none",
-                                     Capture::kStderr);
-  EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_EQ(run.output.rfind("leanchan-memtable: --designs: 'all' stands alone", 0), 0)
       << run.output;
 }
 
