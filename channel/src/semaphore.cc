@@ -298,10 +298,9 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
     first_granted = nullptr;
     return withdrawn;
   });
-  // The sender now first in line gets the next slot. If it is a thread that
-  // fell asleep, wake it now (after the lock), so that it is watching when
-  // that slot comes instead of paying its wake-up latency then: at small
-  // capacities the receiver would otherwise wait for it every message.
+  // The sender now first in line gets the next slot. If it is a thread that fell asleep,
+  // wake it now (after the lock), so that it is watching when that slot comes instead of
+  // paying its wake-up latency then (at small capacities, every message).
   // relaxed: a hint; the RMW only clears the flag the owner set.
   if (first_granted != nullptr && head != nullptr && head->kind == WaitNode::Kind::kSendThread &&
       (head->state.fetch_and(~WaitNode::kSleeping, std::memory_order_relaxed) &
@@ -315,10 +314,7 @@ void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
   while (woken != nullptr) {
     WaitNode* const node = woken;
     woken = node->next;  // read before the node may go away
-    // Off every chain: an idle node's link is null (set_notifier and
-    // ~Notifier check it); published to the owner by the release below
-    // (the outcome exchange, or finish_firing).
-    node->next = nullptr;
+    node->next = nullptr;  // an idle node is unlinked (set_notifier checks); released below
     if (node->callback == nullptr) {
       // A thread (send or closed watch): store its outcome; wake it only if
       // it sleeps (or waits in await_firing). Only this waker changes the
@@ -331,11 +327,10 @@ void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
         // outcome below is stored.
         ThreadWaitNode* const waiter = as_thread(node);
         // written before the release exchange below, read by the owner
-        // after its acquire load of the outcome. The push allocates for
-        // the waiter: this thread's own refusal record stays as it was.
-        if (waiter->push != nullptr) {
-          const KeepRefusalRecord keep;
-          if (!waiter->push(*waiter->channel, waiter->value)) waiter->push = nullptr;
+        // after its acquire load of the outcome.
+        const KeepRefusalRecord keep;  // the push allocates for the waiter, not for us
+        if (waiter->push != nullptr && !waiter->push(*waiter->channel, waiter->value)) {
+          waiter->push = nullptr;
         }
       }
       const std::uint32_t before = node->state.exchange(outcome, std::memory_order_release);
