@@ -80,7 +80,9 @@ class LEANCHAN_API ReadyEntry {
   // receiver's clear_notifier() nothing fires it any more, so false then
   // stays false; true means a later drain() visits it, and it must live
   // until then (destroy it in that visit). Inside visit it can be true: a
-  // fire that raced the visit's arm_notifier() queued it again.
+  // fire that raced the visit's arm_notifier() queued it again. acquire:
+  // reads a fire's exchange (acq_rel) whole; what makes the answer final is
+  // clear_notifier(), which returns only once no callback runs.
   bool queued() const noexcept { return queued_.load(std::memory_order_acquire); }
   // The entry's callback, for readiness sources other than a leanchan
   // Receiver: call it with the entry's address to queue the entry.
