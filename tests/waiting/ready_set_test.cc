@@ -203,7 +203,9 @@ TEST(ReadySet, AThrowingVisitLeavesTheRestQueued) {
 // the next drain, which visits it once more; with no fire, it may go at once.
 TEST(ReadySet, QueuedSaysWhenAnEntryMayBeDestroyed) {
   leanchan::ReadySet ready;
-  auto [tx, rx] = leanchan::channel<int, 4>(4);
+  auto tx_rx = leanchan::channel<int, 4>(4);  // no structured binding: captured below (Clang 14)
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
   auto entry = std::make_unique<leanchan::ReadyEntry>(ready, nullptr);
   entry->watch(rx);
   ASSERT_TRUE(tx.try_send(1).ok());
