@@ -13,10 +13,12 @@
 #include "leanchan/block_pool.h"
 #include "leanchan/internal/test_point.h"
 #include "memory_support.h"
+#include "test_point_support.h"
 
 namespace {
 
 using leanchan::BlockPool;
+using leanchan::testing::ScopedTestPointHook;
 using leanchan::internal::TestPoint;
 
 // What the hook does at kTrimHoldsKeptPages (hooks take no captures).
@@ -33,16 +35,6 @@ void allocate_while_trim_holds(TestPoint point) {
   g_block = g_pool->allocate(784, 8);  // a class with no open page
   g_mapped_during = g_pool->figures().mapped_bytes;
 }
-
-class HookGuard {
- public:
-  explicit HookGuard(void (*hook)(TestPoint)) {
-    leanchan::internal::test_point_hook.store(hook, std::memory_order_release);
-  }
-  ~HookGuard() { leanchan::internal::test_point_hook.store(nullptr, std::memory_order_release); }
-  HookGuard(const HookGuard&) = delete;
-  HookGuard& operator=(const HookGuard&) = delete;
-};
 
 // Ten pages of one class filled and emptied: eight stay kept, two go back
 // to the free-page stack, and the chunk's other pages were never used.
@@ -69,7 +61,7 @@ TEST(BlockPoolTrim, AnAllocationWhileTrimHoldsKeptPagesMapsNoChunk) {
   g_pool = &pool;
   g_reached = 0;
   {
-    HookGuard hook(&allocate_while_trim_holds);
+    ScopedTestPointHook hook(&allocate_while_trim_holds);
     pool.trim();
   }
   ASSERT_EQ(g_reached.load(), 1);
@@ -89,7 +81,7 @@ TEST(BlockPoolTrim, IsANoOpWhenNothingIsKept) {
   g_pool = &pool;
   g_reached = 0;
   {
-    HookGuard hook(&allocate_while_trim_holds);
+    ScopedTestPointHook hook(&allocate_while_trim_holds);
     pool.trim();
   }
   EXPECT_EQ(g_reached.load(), 0) << "trim took pages though none can be kept";

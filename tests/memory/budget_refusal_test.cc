@@ -18,11 +18,13 @@
 #include "leanchan/internal/test_point.h"
 #include "leanchan/memory_budget.h"
 #include "memory_support.h"
+#include "test_point_support.h"
 
 namespace {
 
 using leanchan::internal::TestPoint;
 using leanchan::testing::kControlBytes;
+using leanchan::testing::ScopedTestPointHook;
 
 using Tx = leanchan::Sender<std::uint64_t, 1>;
 using Rx = leanchan::Receiver<std::uint64_t, 1>;
@@ -51,14 +53,6 @@ void hook(TestPoint point) {
   w.other->reset();
 }
 
-class HookGuard {
- public:
-  HookGuard() { leanchan::internal::test_point_hook.store(&hook, std::memory_order_release); }
-  ~HookGuard() { leanchan::internal::test_point_hook.store(nullptr, std::memory_order_release); }
-  HookGuard(const HookGuard&) = delete;
-  HookGuard& operator=(const HookGuard&) = delete;
-};
-
 TEST(BudgetRefusal, AHandOffAfterTheRefusalKeepsTheRefusingThreadsRecord) {
   // Room for the two control blocks and nothing more: the first block
   // (16 + 8 bytes) is refused until the other channel goes.
@@ -71,7 +65,7 @@ TEST(BudgetRefusal, AHandOffAfterTheRefusalKeepsTheRefusingThreadsRecord) {
   window.other = &other;
   g_window = &window;
   {
-    HookGuard guard;
+    ScopedTestPointHook guard(&hook);
     auto permit = tx.reserve();  // the permit, then kNoMemory for its block
     EXPECT_EQ(permit.status(), leanchan::SendStatus::kNoMemory);
     EXPECT_TRUE(budget.refused_on_this_thread());
