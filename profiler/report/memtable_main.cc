@@ -189,8 +189,7 @@ int main(int argc, char** argv) {
       leanchan::report::format_report(options->format, options->designs, rows, many);
   if (output_path.empty()) {
     std::cout << text;
-    std::cout.flush();
-    if (!std::cout) return fail("cannot write to standard output");
+    if (const int code = leanchan::cli::finish_output(g_program, 0); code != 0) return code;
   } else {
     file << text;
     file.close();
