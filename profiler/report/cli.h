@@ -125,8 +125,9 @@ class LinePrefixBuffer : public std::streambuf {
 }
 
 // Splits a comma-separated flag value into its elements, each trimmed of
-// spaces. An empty value or an empty element (as in "1,,2" or "8,") is an
-// error: returns false with "--flag: ..." in `error`.
+// spaces. An empty value, an empty element (as in "1,,2" or "8,") or an
+// element listed twice (it would measure or print the same row twice) is
+// an error: returns false with "--flag: ..." in `error`.
 inline bool split_list(std::string_view flag, std::string_view text,
                        std::vector<std::string>* items, std::string* error) {
   constexpr std::string_view kSpace = " \t\n\r\f\v";
@@ -147,6 +148,11 @@ inline bool split_list(std::string_view flag, std::string_view text,
       return false;
     }
     item = item.substr(first, item.find_last_not_of(kSpace) - first + 1);
+    if (std::find(items->begin(), items->end(), item) != items->end()) {
+      *error = "--" + std::string(flag) + ": '" + std::string(item) + "' is listed twice in '" +
+               std::string(text) + "'";
+      return false;
+    }
     items->emplace_back(item);
     if (comma == std::string_view::npos) return true;
     start = comma + 1;

@@ -116,6 +116,11 @@ TEST(MemtableCli, BadSelectionsExitTwoAndSayWhy) {
                 "leanchan-memtable: --tables=many with --memory=pool selects nothing to measure"},
            Case{"--designs=all,leanchan-b8 --message_sizes=8 --capacities=1 --many_channels=none",
                 "leanchan-memtable: --designs: 'all' stands alone"},
+           Case{"--designs=leanchan-b8,leanchan-b8 --message_sizes=8 --capacities=1 "
+                "--many_channels=none",
+                "leanchan-memtable: --designs: 'leanchan-b8' is listed twice"},
+           Case{"--designs=leanchan-b8 --message_sizes=8 --capacities=1,1 --many_channels=none",
+                "leanchan-memtable: --capacities: '1' is listed twice"},
        }) {
     const CliResult run = run_memtable(c.arguments, Capture::kStderr);
     EXPECT_EQ(run.exit_code, 2) << c.arguments << "\n" << run.output;

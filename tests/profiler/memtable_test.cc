@@ -118,10 +118,14 @@ TEST(Memtable, MemoryFlagIsValidated) {
   const auto options = leanchan::report::validate_options(raw);
   ASSERT_FALSE(options.ok());
   EXPECT_EQ(options.status().message(), "--memory: unknown memory 'heap' (known: default, pool)");
-  raw.memory = "pool,default,pool";
+  raw.memory = "pool,default";
   const auto both = leanchan::report::validate_options(raw);
   ASSERT_TRUE(both.ok());
   EXPECT_EQ(both->memories, (std::vector<std::string>{"pool", "default"}));
+  raw.memory = "pool,default,pool";  // a row twice: refused, as in every list flag
+  const auto twice = leanchan::report::validate_options(raw);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.status().message(), "--memory: 'pool' is listed twice in 'pool,default,pool'");
 }
 
 TEST(Memtable, RetainFlagIsValidated) {
@@ -133,7 +137,9 @@ TEST(Memtable, RetainFlagIsValidated) {
             "--retain: unknown policy 'some' (known: none, one, or 0..64 blocks)");
   raw.retain = "65";
   EXPECT_FALSE(leanchan::report::validate_options(raw).ok());
-  raw.retain = "one,one,1,3";  // 1 is "one"
+  raw.retain = "one,one";
+  EXPECT_FALSE(leanchan::report::validate_options(raw).ok());  // listed twice
+  raw.retain = "one,1,3";  // 1 is "one": one policy, measured once
   const auto deduplicated = leanchan::report::validate_options(raw);
   ASSERT_TRUE(deduplicated.ok());
   ASSERT_EQ(deduplicated->retentions.size(), 2u);
