@@ -11,6 +11,7 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/internal/test_point.h"
 #include "leanchan/internal/spin_wait.h"
 
 namespace leanchan {
@@ -370,6 +371,7 @@ void ThreadPoolExecutor::join() {
   assert((State::current == nullptr || State::current->pool != state_.get()) &&
          "leanchan::ThreadPoolExecutor::join from one of its own workers");
   stop();
+  LEANCHAN_TEST_POINT(kPoolJoining);
   for (std::size_t i = 0; i < worker_count_; ++i) {
     if (state_->workers[i].thread.joinable()) state_->workers[i].thread.join();
   }

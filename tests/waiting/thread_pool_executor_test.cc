@@ -345,29 +345,6 @@ TEST(ThreadPoolExecutor, ShutsDownUnderACoroutineSuspendedOnIt) {
   EXPECT_EQ(rx.try_recv().value(), 1);
 }
 
-// join() returns only after the run in progress has returned.
-TEST(ThreadPoolExecutor, JoinWaitsForTheRunInProgress) {
-  ThreadPoolExecutor pool(2);
-  std::atomic<bool> running{false};
-  std::atomic<bool> release{false};
-  std::atomic<bool> joined{false};
-  std::atomic<bool> joined_before_return{false};
-  auto task = fn_task([&] {
-    raise(running);
-    wait_for(release);
-    joined_before_return = joined.load();
-  });
-  pool.schedule(task);
-  wait_for(running);
-  std::thread joiner([&] {
-    pool.join();
-    joined = true;
-  });
-  raise(release);
-  joiner.join();
-  EXPECT_TRUE(joined.load());
-  EXPECT_FALSE(joined_before_return.load());
-}
 
 // Destruction while tasks keep scheduling themselves on every worker: the
 // destructor returns, no task runs after it, and none is left queued.

@@ -59,6 +59,9 @@ enum class TestPoint {
   // Sender::provided: the blocks for permits just taken could not be
   // provided (kNoMemory); the permits have not gone back yet.
   kProvideRefused,
+  // ThreadPoolExecutor::join: stop() has been called; the workers are
+  // about to be joined (a run may still be in progress).
+  kPoolJoining,
 };
 
 // Where the positions of a channel created from now on start (ChannelState's
