@@ -12,6 +12,46 @@
 #include <system_error>
 
 namespace leanchan {
+thread_local ReadySet::DrainScope* ReadySet::innermost_drain_ = nullptr;
+
+ReadyEntry::~ReadyEntry() {
+  // The drains of this thread may hold the entry (being visited, or in a
+  // batch's rest) whatever its flag; the stack holds it only while it is
+  // queued. Nothing fires it now, and whatever silenced its source
+  // (clear_notifier waits out a running callback) ordered the last fire
+  // before this; acquire reads that fire's exchange whole all the same.
+  const bool in_rest = ReadySet::DrainScope::forget(this);
+  if (!in_rest && queued_.load(std::memory_order_acquire)) set_->unlink_queued(this);
+}
+
+ReadySet::DrainScope::DrainScope(ReadySet* drained, ReadyEntry* batch) noexcept
+    : set(drained), rest(batch), outer_(innermost_drain_) {
+  innermost_drain_ = this;
+}
+
+ReadySet::DrainScope::~DrainScope() {
+  innermost_drain_ = outer_;
+  // Both are null unless visit threw.
+  if (visiting != nullptr) ReadyEntry::on_ready(visiting);
+  if (rest != nullptr) set->requeue(rest);
+}
+
+bool ReadySet::DrainScope::forget(ReadyEntry* entry) noexcept {
+  bool in_rest = false;
+  for (DrainScope* scope = innermost_drain_; scope != nullptr; scope = scope->outer_) {
+    if (scope->set != entry->set_) continue;
+    if (scope->visiting == entry) scope->visiting = nullptr;
+    // The rest's links are stable: its entries are marked queued, so no
+    // fire pushes (relinks) them.
+    for (ReadyEntry** link = &scope->rest; !in_rest && *link != nullptr; link = &(*link)->next_) {
+      if (*link == entry) {
+        *link = entry->next_;
+        in_rest = true;
+      }
+    }
+  }
+  return in_rest;
+}
 
 void ReadyEntry::fire(void* self) noexcept {
   auto* entry = static_cast<ReadyEntry*>(self);
@@ -74,6 +114,23 @@ void ReadySet::requeue(ReadyEntry* first) noexcept {
     push(first);
     first = next;
   }
+}
+
+void ReadySet::unlink_queued(ReadyEntry* entry) noexcept {
+  // The loop's thread is the only one that takes from the stack, so taking
+  // it whole here races only with pushes, which start a new one. acquire:
+  // as take_all, the links of what was pushed.
+  ReadyEntry* newest = head_.exchange(nullptr, std::memory_order_acquire);
+  ReadyEntry* oldest = nullptr;  // the others, reversed into arrival order
+  while (newest != nullptr) {
+    ReadyEntry* const next = newest->next_;
+    if (newest != entry) {
+      newest->next_ = oldest;
+      oldest = newest;
+    }
+    newest = next;
+  }
+  requeue(oldest);  // oldest first, so they keep their order
 }
 
 ReadyEntry* ReadySet::take_all() noexcept {

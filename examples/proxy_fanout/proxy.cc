@@ -53,7 +53,6 @@ class Scenario {
         : key(service_key), entry(ready, this), rx(std::move(receiver)) {}
     std::uint64_t key;
     std::uint32_t expected = 0;
-    bool retired = false;  // ended and unwatched, its entry still queued
     leanchan::ReadyEntry entry;
     typename D::Rx rx;
   };
@@ -161,10 +160,6 @@ void Scenario<D>::send_event(std::uint64_t key, Route& route) {
 
 template <class D>
 void Scenario<D>::serve_service(Worker& worker, Service* service) {
-  if (service->retired) {  // the visit it waited for: nothing fires it now
-    worker.services.erase(service);
-    return;
-  }
   bool ended = false;
   do {
     for (;;) {
@@ -193,12 +188,9 @@ void Scenario<D>::serve_service(Worker& worker, Service* service) {
   }
   if (ended) {
     D::unwatch(service->rx);  // nothing fires the entry from here on
-    // A fire that raced the arming above may have queued the entry again:
-    // then the set still holds it, and it goes in that later visit.
-    if (service->entry.queued()) {
-      service->retired = true;
-      return;
-    }
+    // On the loop's thread, inside its visit: destroying the entry takes it
+    // out of the set's queue, where a fire that raced the arming above may
+    // have put it again.
     worker.services.erase(service);
   }
 }

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <new>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -112,6 +114,102 @@ TEST(ReadySet, OneThreadServesTenThousandChannels) {
     ASSERT_EQ(seen[id], 1) << "event " << id << " lost";
 }
 
+// Churn: producers fire entries from their threads while the loop destroys
+// services: inside their visits once their channel ended, and at random,
+// both inside a visit and between drains, while their channel is still
+// open (their entries are then often queued, on the stack or in the
+// batch). Under the sanitizers this is where a destroyed entry left in the
+// set would show; everywhere, no event is delivered twice or out of order,
+// and no service is left once every channel has ended or been dropped.
+TEST(ReadySet, ServicesDestroyedWhileTheirEntriesFireLeaveNothingBehind) {
+  constexpr int kChannels = 2'000;
+  constexpr int kProducers = 2;
+  const int rounds = std::max(50, static_cast<int>(1000 * leanchan::testing::stress_scale()));
+  struct Churned {
+    Churned(leanchan::Receiver<Event, 4> receiver, leanchan::ReadySet& set, int key)
+        : entry(set, this), rx(std::move(receiver)), index(key) {}
+    leanchan::ReadyEntry entry;
+    leanchan::Receiver<Event, 4> rx;
+    int index;
+    std::uint32_t next = 0;  // the sequence number expected next
+  };
+  leanchan::ReadySet ready;
+  std::vector<std::unique_ptr<Churned>> services(kChannels);
+  std::vector<std::vector<leanchan::Sender<Event, 4>>> senders(kProducers);
+  for (int i = 0; i < kChannels; ++i) {
+    auto tx_rx = leanchan::channel<Event, 4>(4);
+    services[static_cast<std::size_t>(i)] =
+        std::make_unique<Churned>(std::move(tx_rx.second), ready, i);
+    auto& service = *services[static_cast<std::size_t>(i)];
+    EXPECT_FALSE(service.entry.watch(service.rx));
+    senders[static_cast<std::size_t>(i % kProducers)].push_back(std::move(tx_rx.first));
+  }
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&owned = senders[static_cast<std::size_t>(p)], rounds] {
+      std::vector<std::uint32_t> sequence(owned.size(), 0);
+      for (int round = 0; round < rounds; ++round) {
+        for (std::size_t c = 0; c < owned.size(); ++c) {
+          // Full: skipped this round. Dropped receiver: skipped for good.
+          if (owned[c].try_send(Event{sequence[c]}).ok()) ++sequence[c];
+        }
+      }
+      owned.clear();  // every channel still served now ends
+    });
+  }
+  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  ASSERT_GE(epoll, 0);
+  epoll_event in{};
+  in.events = EPOLLIN;
+  ASSERT_EQ(::epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in), 0);
+  std::mt19937 random(7);
+  int live = kChannels;
+  const auto destroy = [&](Churned* service) {
+    services[static_cast<std::size_t>(service->index)].reset();  // rx, then the entry
+    --live;
+  };
+  std::uint64_t received = 0;
+  while (live > 0) {
+    if (random() % 4 == 0) {  // between drains: its entry may be on the stack
+      auto& victim = services[random() % services.size()];
+      if (victim != nullptr) destroy(victim.get());
+    }
+    epoll_event out{};
+    const int n = ::epoll_wait(epoll, &out, 1, 10'000);
+    ASSERT_EQ(n, 1) << "no readiness within 10 s: a notification was lost";
+    ready.drain([&](leanchan::ReadyEntry& entry) {
+      auto* service = static_cast<Churned*>(entry.user());
+      bool ended = false;
+      do {
+        for (;;) {
+          auto result = service->rx.poll_recv();
+          if (result.ok()) {
+            ASSERT_EQ(result.value().id, service->next) << "channel " << service->index;
+            ++service->next;
+            ++received;
+            continue;
+          }
+          ended = result.status() == leanchan::PollStatus::kDisconnected;
+          break;
+        }
+      } while (!ended && service->rx.arm_notifier());
+      // An open channel's service too, at random: a later one in this
+      // batch, or this one.
+      if (random() % 16 == 0) {
+        auto& other = services[random() % services.size()];
+        if (other != nullptr && other.get() != service) destroy(other.get());
+      }
+      if (ended || random() % 16 == 0) destroy(service);
+    });
+  }
+  ::close(epoll);
+  for (auto& t : producers) t.join();
+  EXPECT_GT(received, 0u);
+  for (const auto& service : services) EXPECT_EQ(service, nullptr);
+  EXPECT_EQ(ready.drain([](leanchan::ReadyEntry&) { ADD_FAILURE() << "a destroyed entry visited"; }),
+            0u);
+}
+
 }  // namespace
 
 namespace {
@@ -197,10 +295,100 @@ TEST(ReadySet, AThrowingVisitLeavesTheRestQueued) {
   for (auto* e : {&a, &b, &c}) EXPECT_FALSE(e->queued());
 }
 
-// Removing a service inside its visit: a fire that raced the visit's
-// arm_notifier() queued the entry again (simulated here by firing it from
-// the visit), so after clear_notifier() queued() says it must live until
-// the next drain, which visits it once more; with no fire, it may go at once.
+// An entry in storage of its own: destroy() runs ~ReadyEntry and then zeroes
+// the bytes, so a set that still held the entry would visit one whose
+// user() is null, and would lose the entries linked behind it.
+class EntrySlot {
+ public:
+  EntrySlot(leanchan::ReadySet& set, void* user)
+      : entry_(new (bytes_) leanchan::ReadyEntry(set, user)) {}
+  ~EntrySlot() {
+    if (entry_ != nullptr) destroy();
+  }
+  EntrySlot(const EntrySlot&) = delete;
+  EntrySlot& operator=(const EntrySlot&) = delete;
+  leanchan::ReadyEntry* get() const { return entry_; }
+  void destroy() {
+    entry_->~ReadyEntry();
+    entry_ = nullptr;
+    std::memset(bytes_, 0, sizeof(bytes_));
+  }
+
+ private:
+  alignas(leanchan::ReadyEntry) unsigned char bytes_[sizeof(leanchan::ReadyEntry)];
+  leanchan::ReadyEntry* entry_;
+};
+
+std::vector<int> drain_users(leanchan::ReadySet& ready) {
+  std::vector<int> users;
+  ready.drain([&](leanchan::ReadyEntry& e) {
+    users.push_back(e.user() == nullptr ? 0 : *static_cast<int*>(e.user()));
+  });
+  return users;
+}
+
+// Destroyed on the loop's thread while queued (its source silent): the
+// entry leaves the queue, wherever it is in it, and the others keep their
+// order.
+TEST(ReadySet, AQueuedEntryDestroyedOnTheLoopThreadLeavesTheQueue) {
+  leanchan::ReadySet ready;
+  int users[4] = {1, 2, 3, 4};
+  std::vector<std::unique_ptr<EntrySlot>> slots;
+  for (int& user : users) slots.push_back(std::make_unique<EntrySlot>(ready, &user));
+  for (auto& slot : slots) leanchan::ReadyEntry::on_ready(slot->get());
+  slots[1]->destroy();  // in the middle
+  slots[3]->destroy();  // the newest: the stack's head
+  EXPECT_EQ(drain_users(ready), (std::vector<int>{1, 3}));
+  EXPECT_EQ(drain_users(ready), std::vector<int>{});
+}
+
+// Inside a visit: an entry later in the batch, and the visited entry after a
+// racing fire queued it again (simulated by firing it from the visit), may
+// both be destroyed there; neither is visited again.
+TEST(ReadySet, EntriesDestroyedInsideAVisitLeaveTheBatchAndTheQueue) {
+  leanchan::ReadySet ready;
+  int users[4] = {1, 2, 3, 4};
+  std::vector<std::unique_ptr<EntrySlot>> slots;
+  for (int& user : users) slots.push_back(std::make_unique<EntrySlot>(ready, &user));
+  for (auto& slot : slots) leanchan::ReadyEntry::on_ready(slot->get());
+  std::vector<int> seen;
+  EXPECT_EQ(ready.drain([&](leanchan::ReadyEntry& e) {
+    const int user = e.user() == nullptr ? 0 : *static_cast<int*>(e.user());
+    seen.push_back(user);
+    if (user == 1) {
+      slots[2]->destroy();                 // not visited yet
+      leanchan::ReadyEntry::on_ready(&e);  // the racing fire
+      slots[0]->destroy();                 // this one, queued again
+    }
+  }),
+            3u);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(drain_users(ready), std::vector<int>{});
+}
+
+// A visit that destroys its own entry and then throws: the unwinding drain
+// must not fire the destroyed entry again; the rest stay queued.
+TEST(ReadySet, AVisitThatDestroysItsEntryAndThrowsLeavesIt) {
+  leanchan::ReadySet ready;
+  int users[2] = {1, 2};
+  EntrySlot first(ready, &users[0]);
+  EntrySlot second(ready, &users[1]);
+  leanchan::ReadyEntry::on_ready(first.get());
+  leanchan::ReadyEntry::on_ready(second.get());
+  EXPECT_THROW(ready.drain([&](leanchan::ReadyEntry& e) {
+    if (&e == first.get()) {
+      first.destroy();
+      throw std::runtime_error("visit failed");
+    }
+  }),
+               std::runtime_error);
+  EXPECT_EQ(drain_users(ready), std::vector<int>{2});
+}
+
+// queued(), for a thread other than the loop's: a fire that raced the
+// visit's arm_notifier() queued the entry again (simulated here by firing
+// it from the visit), so after clear_notifier() it stays true until the
+// next drain visits the entry once more; then false, and it stays false.
 TEST(ReadySet, QueuedSaysWhenAnEntryMayBeDestroyed) {
   leanchan::ReadySet ready;
   auto tx_rx = leanchan::channel<int, 4>(4);  // no structured binding: captured below (Clang 14)

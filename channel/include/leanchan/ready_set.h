@@ -23,7 +23,8 @@
 //           break;
 //         }
 //       } while (!service->ended && service->rx.arm_notifier());  // re-arm; true = look again
-//     });                                           // (arm_notifier is true for good once ended)
+//       if (service->ended) delete service;        // (arm_notifier is true for good once ended)
+//     });                                           // rx detaches, then the entry leaves the set
 //   }
 //
 // A ReadyEntry is 72 bytes, owned by the caller (typically inside its
@@ -32,11 +33,12 @@
 // so a burst across many channels costs one write and one read.
 //
 // Thread-safety: entries fire from any thread; drain() and fd() belong to
-// the loop's thread. An entry must outlive its attachment and must not be
-// destroyed while queued: to remove a service, clear its receiver's
-// notifier, then destroy the entry if !queued(), or else in the visit the
-// next drain makes (see ReadyEntry::queued). The set must outlive every
-// entry made on it.
+// the loop's thread. An entry must outlive its attachment: destroy it after
+// its receiver (declare it first, as above) or after clear_notifier(). On
+// the loop's thread it may then be destroyed at any time, inside a visit
+// too: it leaves the set's queue. On another thread it may be destroyed
+// only while !queued() (see ReadyEntry::queued). The set must outlive
+// every entry made on it.
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
@@ -60,6 +62,11 @@ class LEANCHAN_API ReadyEntry {
       : notifier_(&ReadyEntry::fire, this), set_(&set), user_(user) {}
   ReadyEntry(const ReadyEntry&) = delete;
   ReadyEntry& operator=(const ReadyEntry&) = delete;
+  // Takes the entry out of its set's queue and out of a drain running on
+  // this thread. Requires that nothing fires it any more (its receiver
+  // cleared the notifier or is gone), and, while queued(), the loop's
+  // thread. The set's fd may then wake the loop with nothing to visit.
+  ~ReadyEntry();
 
   // Attaches this entry's notifier to `rx` and arms it. Returns true if `rx`
   // has something right now (the entry is then queued too, so the loop
@@ -76,13 +83,12 @@ class LEANCHAN_API ReadyEntry {
   void* user() const noexcept { return user_; }
   Notifier& notifier() noexcept { return notifier_; }
   // Whether the entry is in its set's queue (it fired since its last
-  // visit). An entry may be destroyed only when it is not: after its
-  // receiver's clear_notifier() nothing fires it any more, so false then
-  // stays false; true means a later drain() visits it, and it must live
-  // until then (destroy it in that visit). Inside visit it can be true: a
-  // fire that raced the visit's arm_notifier() queued it again. acquire:
-  // reads a fire's exchange (acq_rel) whole; what makes the answer final is
-  // clear_notifier(), which returns only once no callback runs.
+  // visit, or its visit has not come yet). Only a thread other than the
+  // loop's needs it: there an entry may be destroyed only when it is not
+  // queued, and after its receiver's clear_notifier() nothing fires it any
+  // more, so false then stays false. acquire: reads a fire's exchange
+  // (acq_rel) whole; what makes the answer final is clear_notifier(), which
+  // returns only once no callback runs.
   bool queued() const noexcept { return queued_.load(std::memory_order_acquire); }
   // The entry's callback, for readiness sources other than a leanchan
   // Receiver: call it with the entry's address to queue the entry.
@@ -117,13 +123,11 @@ class LEANCHAN_API ReadySet {
   // before the exception goes on: the next drain visits them.
   template <class Visit>
   std::size_t drain(Visit&& visit) {
-    ReadyEntry* entry = take_all();
+    DrainScope scope(this, take_all());
     std::size_t count = 0;
-    // Armed only while visit runs: left armed by an exception (no try:
-    // this header also builds with -fno-exceptions).
-    UnwindGuard guard{this};
-    while (entry != nullptr) {
-      ReadyEntry* next = entry->next_;
+    while (scope.rest != nullptr) {
+      ReadyEntry* const entry = scope.rest;
+      scope.rest = entry->next_;  // read before a fire can relink it
       // acq_rel, an RMW, not a store: a fire's exchange either comes after
       // this one (it reads false and queues the entry again) or before it
       // (this one reads its true and acquires what the source wrote before
@@ -131,13 +135,10 @@ class LEANCHAN_API ReadySet {
       // of the source pass it (store buffering): the fire, reading true,
       // queued nothing while visit read the source's old state.
       (void)entry->queued_.exchange(false, std::memory_order_acq_rel);
-      guard.visiting = entry;
-      guard.rest = next;
+      scope.visiting = entry;
       visit(*entry);
-      guard.visiting = nullptr;
-      guard.rest = nullptr;
+      scope.visiting = nullptr;
       ++count;
-      entry = next;
     }
     return count;
   }
@@ -149,17 +150,35 @@ class LEANCHAN_API ReadySet {
   // Queues again a chain that take_all returned (each entry still marked
   // queued), for drain when visit throws.
   void requeue(ReadyEntry* first) noexcept;
-  // drain's state while visit runs: on unwinding, the entry being visited
-  // is fired again (its visit did not finish) and the rest queued again.
-  struct UnwindGuard {
-    ReadySet* set;
+  // Takes `entry` (queued, its source silent) off the stack, on the loop's
+  // thread, for ~ReadyEntry.
+  void unlink_queued(ReadyEntry* entry) noexcept;
+
+  // A drain's batch while visit runs, known to its thread (a thread-local
+  // chain, innermost first), so that ~ReadyEntry can take an entry out of
+  // it. Ending by an exception (no try: this header also builds with
+  // -fno-exceptions), it fires the entry being visited again (its visit
+  // did not finish) and queues the rest again.
+  class LEANCHAN_API DrainScope {
+   public:
+    DrainScope(ReadySet* set, ReadyEntry* batch) noexcept;
+    ~DrainScope();
+    DrainScope(const DrainScope&) = delete;
+    DrainScope& operator=(const DrainScope&) = delete;
+
+    // Forgets `entry` in every drain of this thread: returns whether it was
+    // in a batch's rest (rather than on the stack).
+    static bool forget(ReadyEntry* entry) noexcept;
+
+    ReadySet* const set;
     ReadyEntry* visiting = nullptr;
-    ReadyEntry* rest = nullptr;
-    ~UnwindGuard() {
-      if (visiting != nullptr) ReadyEntry::on_ready(visiting);
-      if (rest != nullptr) set->requeue(rest);
-    }
+    ReadyEntry* rest;  // the batch not visited yet, oldest first
+
+   private:
+    DrainScope* const outer_;
   };
+  // This thread's running drains, innermost first (visit may drain too).
+  static thread_local DrainScope* innermost_drain_;
 
   int fd_;         // polled by the loop
   int signal_fd_;  // written by push (the same eventfd on Linux; a pipe's write end elsewhere)
