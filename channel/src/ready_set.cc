@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <system_error>
 
+#include "leanchan/internal/contract.h"
+
 namespace leanchan {
 thread_local ReadySet::DrainScope* ReadySet::innermost_drain_ = nullptr;
 
@@ -22,6 +24,7 @@ ReadyEntry::~ReadyEntry() {
   // before this; acquire reads that fire's exchange whole all the same.
   const bool in_rest = ReadySet::DrainScope::forget(this);
   if (!in_rest && queued_.load(std::memory_order_acquire)) set_->unlink_queued(this);
+  set_->entries_.fetch_sub(1, std::memory_order_relaxed);  // see ReadySet::entries_
 }
 
 ReadySet::DrainScope::DrainScope(ReadySet* drained, ReadyEntry* batch) noexcept
@@ -70,6 +73,7 @@ ReadySet::ReadySet() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), signal_fd_
 }
 
 ReadySet::~ReadySet() {
+  check_no_entries();
   ::close(fd_);
 }
 #else
@@ -87,10 +91,16 @@ ReadySet::ReadySet() {
 }
 
 ReadySet::~ReadySet() {
+  check_no_entries();
   ::close(fd_);
   ::close(signal_fd_);
 }
 #endif
+
+void ReadySet::check_no_entries() const noexcept {
+  if (entries_.load(std::memory_order_relaxed) != 0)
+    internal::contract_violation("ReadySet destroyed while an entry made on it is alive");
+}
 
 void ReadySet::push(ReadyEntry* entry) noexcept {
   ReadyEntry* head = head_.load(std::memory_order_relaxed);

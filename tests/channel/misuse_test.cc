@@ -4,7 +4,8 @@
 // permit (it used to dereference null in release builds), arming without a
 // notifier (it used to wait forever for a callback that cannot come), a
 // second awaiting coroutine on one receiver (it used to replace the first
-// one's notifier, which then never resumed). And the event-loop shapes the
+// one's notifier, which then never resumed), a ReadySet destroyed before
+// its entries. And the event-loop shapes the
 // headers show end when the channel ends (the earlier ones spun on the
 // ended channel's arm_notifier(), which is true for good).
 #include <gtest/gtest.h>
@@ -115,6 +116,19 @@ void attach_to_two_receivers() {
 TEST(MisuseDeathTest, ANotifierAttachedToTwoReceiversAbortsWithAMessage) {
   EXPECT_DEATH(attach_to_two_receivers(),
                "leanchan: set_notifier with a Notifier attached to another receiver");
+}
+
+// A ReadySet destroyed before an entry made on it: the entry would later
+// fire into the destroyed set, or unlink itself from it.
+void destroy_a_set_before_its_entry() {
+  std::optional<leanchan::ReadySet> ready(std::in_place);
+  leanchan::ReadyEntry entry(*ready, nullptr);
+  ready.reset();
+}
+
+TEST(MisuseDeathTest, DestroyingAReadySetBeforeItsEntryAbortsWithAMessage) {
+  EXPECT_DEATH(destroy_a_set_before_its_entry(),
+               "leanchan: ReadySet destroyed while an entry made on it is alive");
 }
 
 // Attaching the same notifier to the same receiver again is fine.

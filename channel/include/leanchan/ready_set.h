@@ -38,7 +38,7 @@
 // the loop's thread it may then be destroyed at any time, inside a visit
 // too: it leaves the set's queue. On another thread it may be destroyed
 // only while !queued() (see ReadyEntry::queued). The set must outlive
-// every entry made on it.
+// every entry made on it (~ReadySet aborts with a message otherwise).
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
@@ -58,8 +58,7 @@ class ReadySet;
 class LEANCHAN_API ReadyEntry {
  public:
   // `user` is handed back by user() in drain().
-  ReadyEntry(ReadySet& set, void* user) noexcept
-      : notifier_(&ReadyEntry::fire, this), set_(&set), user_(user) {}
+  ReadyEntry(ReadySet& set, void* user) noexcept;
   ReadyEntry(const ReadyEntry&) = delete;
   ReadyEntry& operator=(const ReadyEntry&) = delete;
   // Takes the entry out of its set's queue and out of a drain running on
@@ -109,6 +108,8 @@ class LEANCHAN_API ReadySet {
  public:
   // Creates the eventfd; throws std::system_error if it cannot.
   ReadySet();
+  // Aborts with a message if an entry made on the set is still alive: it
+  // would fire into, or unlink itself from, a destroyed set.
   ~ReadySet();
   ReadySet(const ReadySet&) = delete;
   ReadySet& operator=(const ReadySet&) = delete;
@@ -153,6 +154,7 @@ class LEANCHAN_API ReadySet {
   // Takes `entry` (queued, its source silent) off the stack, on the loop's
   // thread, for ~ReadyEntry.
   void unlink_queued(ReadyEntry* entry) noexcept;
+  void check_no_entries() const noexcept;  // for ~ReadySet
 
   // A drain's batch while visit runs, known to its thread (a thread-local
   // chain, innermost first), so that ~ReadyEntry can take an entry out of
@@ -183,7 +185,16 @@ class LEANCHAN_API ReadySet {
   int fd_;         // polled by the loop
   int signal_fd_;  // written by push (the same eventfd on Linux; a pipe's write end elsewhere)
   internal::Atomic<ReadyEntry*> head_{nullptr};  // newest first (a Treiber stack)
+  // Entries made on the set and not destroyed yet, for ~ReadySet's check.
+  // relaxed: an entry's destruction must happen before ~ReadySet anyway
+  // (the caller orders them); the count itself orders nothing.
+  internal::Atomic<std::size_t> entries_{0};
 };
+
+inline ReadyEntry::ReadyEntry(ReadySet& set, void* user) noexcept
+    : notifier_(&ReadyEntry::fire, this), set_(&set), user_(user) {
+  set.entries_.fetch_add(1, std::memory_order_relaxed);
+}
 
 static_assert(sizeof(ReadyEntry) == 72, "docs/design.md states an entry's size");
 
