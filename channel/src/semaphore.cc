@@ -64,19 +64,6 @@ std::uint32_t await_outcome(WaitNode& node, const SpinBudget& first, const SpinB
   return spin_then_sleep(first, nudged, ready, sleep) ? state : WaitNode::kQueued;
 }
 
-// The first waiter's budget under the channel's WaiterWatch option.
-const SpinBudget& first_waiter_budget(WaiterWatch watch) noexcept {
-  static constexpr SpinBudget kNone{};
-  static constexpr SpinBudget kLong =
-      spin_budget_of(4 * kFirstWaiterWatch.pauses, 4 * kFirstWaiterWatch.yields);
-  switch (watch) {
-    case WaiterWatch::kNone: return kNone;
-    case WaiterWatch::kLong: return kLong;
-    case WaiterWatch::kDefault: break;
-  }
-  return kFirstWaiterWatch;
-}
-
 }  // namespace
 
 std::uint32_t Semaphore::await_firing(WaitNode* node) noexcept {
@@ -104,17 +91,14 @@ std::uint32_t Semaphore::await_firing(WaitNode* node) noexcept {
   return value;
 }
 
-void Semaphore::mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
-  // Under the list lock: takes a queued node for firing, with or without a
-  // grant. An RMW, because a thread waiter may be setting kSleeping on its
-  // own word at the same moment (without the lock); that bit is kept.
+void Semaphore::mark_firing(WaitNode* node) noexcept {
+  // Under the list lock: takes a queued node for firing, without a grant
+  // (settle_locked shows one later). An RMW, because a thread waiter may be
+  // setting kSleeping on its own word at the same moment (without the
+  // lock); that bit is kept. release: as the grant's, the releaser's work.
   std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  // release: the grant bit may be read (and redeemed, take_grant's acquire)
-  // before the waker's own release; this publishes the releaser's work
-  // before the hand-off (the receiver's block work: the block bound).
-  while (!node->state.compare_exchange_weak(
-      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant, std::memory_order_release,
-      std::memory_order_relaxed)) {
+  while (!node->state.compare_exchange_weak(state, (state & WaitNode::kSleeping) | WaitNode::kFiring,
+                                            std::memory_order_release, std::memory_order_relaxed)) {
   }
 }
 
@@ -269,7 +253,10 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
       waiters_.remove(node);
-      mark_firing(node, WaitNode::kGrant);
+      mark_firing(node);  // its grant is shown after the settle below
+#if defined(LEANCHAN_EXPLORE)
+      if (explore::mutant() == 19) node->state.fetch_or(WaitNode::kGrant);  // shown before it
+#endif
       if (first_granted == nullptr) first_granted = node;
       *tail = node;
       tail = &node->next;
@@ -293,11 +280,21 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
     std::uint32_t withdrawn = 0;
     for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
       withdrawn += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
-      mark_firing(node, 0);
+#if defined(LEANCHAN_EXPLORE)
+      if (explore::mutant() == 19) mark_firing(node);  // takes the shown grant back
+#endif
     }
     first_granted = nullptr;
     return withdrawn;
   });
+  // Grants are shown only once the settle made them take effect: one
+  // redeemed (take_grant) before a withdrawal counted its slot twice, and
+  // the withdrawal reset an awaiting owner's phase, which then slept for
+  // good. Under the lock: wake_nodes reads each as final. release: the
+  // releaser's work before a redeemer's push (take_grant's acquire).
+  for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
+    node->state.fetch_or(WaitNode::kGrant, std::memory_order_release);
+  }
   // The sender now first in line gets the next slot. If it is a thread that fell asleep,
   // wake it now (after the lock), so that it is watching when that slot comes instead of
   // paying its wake-up latency then (at small capacities, every message).
@@ -363,7 +360,7 @@ void Semaphore::close(const ListLock& lock) noexcept {
     if (node->kind == WaitNode::Kind::kSendThread) {
       returned += as_thread(node)->wanted - as_thread(node)->needed;
     }
-    mark_firing(node, 0);
+    mark_firing(node);
   }
   word_.finish_close(returned);
   lock.unlock(held);

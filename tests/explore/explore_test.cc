@@ -617,6 +617,12 @@ TEST(Explore, RedeemedNotifierGoesAtOnce) {
                [] { leanchan::explore_test::redeemed_notifier_goes_at_once(); });
 }
 
+// A redeem or re-arm of a send notifier whose hand-off close withdraws.
+TEST(Explore, RedeemRacingAWithdrawnHandOff) {
+  run_scenario("redeem racing a withdrawn hand-off", 2,
+               [] { leanchan::explore_test::redeem_racing_a_withdrawn_hand_off(); });
+}
+
 // Two budget charges racing each other and a refund (MemoryBudget).
 TEST(Explore, BudgetChargeRacingARefund) {
   run_scenario("budget charge racing a refund", 2,

@@ -220,4 +220,14 @@ TEST(ExploreMutant, SettlementTrustsAnEmptyQueue) {
       explore_with_env([] { leanchan::explore_test::cancelled_notifier_then_give_back(); }, 18, 2));
 }
 
+// Defect 19: a hand-off shows its grant when it is decided, before the
+// permit word's settle makes it take effect: a close in between withdraws
+// it while the owner redeems it (the slot counted twice) or sleeps
+// awaiting the firing (put back to plain firing, never woken).
+TEST(ExploreMutant, GrantShownBeforeTheSettle) {
+  expect_caught(
+      "grant shown before the settle",
+      explore_with_env([] { leanchan::explore_test::redeem_racing_a_withdrawn_hand_off(); }, 19));
+}
+
 }  // namespace

@@ -399,6 +399,42 @@ inline void redeemed_notifier_goes_at_once() {
   explore::join_all();
 }
 
+// A dropped permit's slot is handed to a queued send notifier while the
+// receiver closes and the notifier's owner redeems it or arms again. The
+// hand-off takes effect at the permit word's settle, and a close before
+// that withdraws it: the grant must not be seen (and redeemed) before. The
+// defect: a redeem in that window took the slot the withdrawal also gave
+// back (counted twice), and an owner awaiting the firing was put back to
+// plain firing by the withdrawal and never woken (every thread sleeps).
+inline void redeem_racing_a_withdrawn_hand_off() {
+  auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  auto permit = tx.try_reserve();
+  explore::check(static_cast<bool>(permit), "reserve the only slot");
+  Event event;
+  Notifier notifier(&Event::fire, &event);
+  explore::check(tx.notify_when_room(notifier) == RoomStatus::kArmed, "queued");
+  auto* held = &permit;
+  explore::spawn([held] { auto gone = std::move(*held); });  // handed to the notifier
+  explore::spawn([&rx] { rx.close(); });
+  bool sent = tx.try_send(1, notifier).ok();
+  if (!sent) {
+    const RoomStatus room = tx.notify_when_room(notifier);
+    if (room == RoomStatus::kHoldsSlot) {
+      sent = tx.try_send(1, notifier).ok();
+      explore::check(sent, "a slot held is redeemed");
+    }
+  }
+  explore::join_all();
+  (void)tx.cancel_notify(notifier);  // an armed or unredeemed notifier leaves
+  int received = 0;
+  while (rx.try_recv().ok()) ++received;
+  explore::check(received == (sent ? 1 : 0), "the redeemed message arrives once");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "closed, drained: ended");
+  explore::check(tx.capacity() == 1, "the slot counted once");
+}
+
 // A send notifier queued on a full one-slot channel is cancelled while a
 // blocking send may be queueing behind it (cancel_notify's settlement of
 // nothing is what clears bit 1 if the queue is then empty); then the

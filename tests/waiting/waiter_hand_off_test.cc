@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "leanchan/channel.h"
@@ -136,6 +137,54 @@ TEST(Window, HandOffRacingCloseIsWithdrawn) {
   dropper.join();
   EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
   EXPECT_EQ(tx.try_send(1, waiter.notifier).status(), leanchan::SendStatus::kClosed);
+  EXPECT_EQ(tx.capacity(), 1u);
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+}
+
+// The owner redeems while a hand-off to its notifier is decided but not yet
+// recorded in the permit word. The grant is not shown until then, so the
+// redeem finds the channel full at once, and the close that follows
+// withdraws the hand-off cleanly. (The grant used to be shown when
+// decided: the redeem took the slot and waited for the firing; a close
+// before the record withdrew the same slot, counting it twice, and reset
+// the owner's awaited firing, so the owner slept for good.)
+TEST(Window, RedeemBeforeTheHandOffIsRecordedFindsNoSlot) {
+  Hold hold(TestPoint::kHandOffDecided);
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  auto permit = tx.reserve();
+  ASSERT_TRUE(permit);
+  Counted waiter;
+  ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
+  std::thread dropper([p = std::move(permit)]() mutable {
+    Hold::arm_this_thread();
+    { auto gone = std::move(p); }  // frees the slot: handed to the waiter
+  });
+  Hold::wait_reached();  // the grant is decided, not yet recorded
+  std::atomic<int> status{-1};
+  std::thread owner([sender = tx, &waiter, &status]() mutable {
+    status = static_cast<int>(sender.try_send(1, waiter.notifier).status());
+  });
+  // A bound, not a synchronization: the fixed redeem returns at once.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (status.load() < 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  if (status.load() < 0) {
+    ADD_FAILURE() << "the redeem took a grant not yet recorded and waits for the firing";
+    Hold::release();  // no close: the firing ends and wakes it
+    owner.join();
+    dropper.join();
+    return;
+  }
+  owner.join();
+  EXPECT_EQ(status.load(), static_cast<int>(leanchan::SendStatus::kFull));
+  std::thread releaser([sender = tx]() mutable {
+    while (!sender.is_closed()) std::this_thread::yield();  // close() has set its bit
+    Hold::release();
+  });
+  rx.close();  // sets the closed bit, then waits for the lock: the hand-off is withdrawn
+  releaser.join();
+  dropper.join();
+  EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
+  EXPECT_EQ(tx.try_send(2, waiter.notifier).status(), leanchan::SendStatus::kClosed);
   EXPECT_EQ(tx.capacity(), 1u);
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
 }

@@ -71,6 +71,10 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //     with a sender queued, so the slots go to the free count, not to it.
 // 18: the same path taken whenever the queue is empty, bit 1 unread: a
 //     bit left set by a cancelled waiter survives the settlement.
+// 19: a settlement shows a grant when it decides the hand-off, before its
+//     CAS makes it take effect, and a withdrawal puts the node back to
+//     plain firing: a redeem in between counts the slot twice, and an owner
+//     awaiting the firing is never woken.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "leanchan/fwd.h"
 #include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
@@ -49,6 +50,18 @@ inline constexpr SpinBudget kFullBoundWatch = spin_budget_of(64);
 // The first sender in line, watching its node for the hand-off before it
 // sleeps (and again whenever it is nudged to the front).
 inline constexpr SpinBudget kFirstWaiterWatch = spin_budget_of(64, 16);
+// The first sender's budget under the channel's WaiterWatch option.
+inline const SpinBudget& first_waiter_budget(WaiterWatch watch) noexcept {
+  static constexpr SpinBudget kNone{};
+  static constexpr SpinBudget kLong =
+      spin_budget_of(4 * kFirstWaiterWatch.pauses, 4 * kFirstWaiterWatch.yields);
+  switch (watch) {
+    case WaiterWatch::kNone: return kNone;
+    case WaiterWatch::kLong: return kLong;
+    case WaiterWatch::kDefault: break;
+  }
+  return kFirstWaiterWatch;
+}
 // The receiver before it sleeps: doubling pauses, 1 + 2 + ... + 64 and then
 // 64 each, then yields.
 inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
