@@ -175,4 +175,24 @@ TEST(EndedWakeup, ASendNumberingItsBlockHoldsNoPermit) {
   EXPECT_EQ(test.channel.second.try_recv().status(), RecvStatus::kDisconnected);
 }
 
+// The last sender goes while a send notifier is queued: nobody can redeem
+// or cancel it any more (both need a Sender, and a WeakSender cannot come
+// back). It is fired without a slot, as on close, so the slot the receiver
+// frees is not handed to it, and the receiver sees the end. (The slot used
+// to go to the notifier, and the channel never ended: recv() slept and
+// try_recv() said kEmpty for good.)
+TEST(EndedWakeup, TheLastSenderGoingWithItsNotifierQueuedEndsTheChannel) {
+  auto [tx, rx] = leanchan::channel<int, 1>(1);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  std::atomic<int> sender_calls{0};
+  Notifier notifier{[](void* calls) noexcept { static_cast<std::atomic<int>*>(calls)->fetch_add(1); },
+                    &sender_calls};
+  ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
+  { auto gone = std::move(tx); }
+  EXPECT_EQ(sender_calls.load(), 1) << "fired, without a slot, as the last sender went";
+  EXPECT_EQ(rx.try_recv().value(), 1);
+  EXPECT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
+  EXPECT_EQ(sender_calls.load(), 1);
+}
+
 }  // namespace

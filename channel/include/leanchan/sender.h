@@ -38,8 +38,9 @@
 namespace leanchan {
 
 // The producing handle. Copies share the channel and each keeps it open;
-// when the last Sender (and last Permit) is gone, the receiver sees the end
-// after taking what is queued.
+// when the last Sender (and last Permit) is gone, the channel is closed
+// (send notifiers still queued are called without a slot) and the
+// receiver sees the end after taking what is queued.
 template <class T, std::size_t BlockSize>
 class Sender {
   using Ops = internal::ChannelOps<T, BlockSize>;

@@ -221,9 +221,16 @@ class LEANCHAN_API ChannelState {
   void detach_receive_node() noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
-  // The last sender tells the receiver.
+  // The last sender closes the channel and tells the receiver. No sender
+  // can come back (WeakSender::upgrade fails at 0), so the close refuses
+  // nothing; it fires the send notifiers still queued without a slot: a
+  // slot handed to one could be neither redeemed nor cancelled (both need a
+  // Sender) and would keep the channel from ending.
   void remove_sender() noexcept {
-    if (lifetime_.remove_sender()) notify_receiver();
+    if (lifetime_.remove_sender()) {
+      close();
+      notify_receiver();
+    }
   }
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
