@@ -12,6 +12,7 @@
 #include <new>
 
 #include "block_pool_state.h"
+#include "leanchan/internal/contract.h"
 
 namespace leanchan {
 namespace internal::pool {
@@ -111,8 +112,11 @@ BlockPool::BlockPool(const BlockPoolOptions& options) {
 
 BlockPool::~BlockPool() {
   State& s = *state_;
-  assert(figures().live_allocations == 0 &&
-         "leanchan::BlockPool destroyed while allocations from it are live");
+  // Unmapping memory still in use would make its users fail later, far
+  // from here, or read another pool's memory.
+  if (figures().live_allocations != 0) {
+    internal::contract_violation("BlockPool destroyed while allocations from it are live");
+  }
   // No other thread may use the pool now: relaxed loads, no lock needed.
   for (LargeRecord* record = s.large.next; record != &s.large;) {
     LargeRecord* next = record->next;

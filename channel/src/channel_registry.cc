@@ -8,6 +8,7 @@
 #include <cassert>
 
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/contract.h"
 
 namespace leanchan {
 namespace {
@@ -20,7 +21,10 @@ bool holds_more(const ChannelUsage& a, const ChannelUsage& b) noexcept {
 }  // namespace
 
 ChannelRegistry::~ChannelRegistry() {
-  assert(entries_.empty() && "leanchan::ChannelRegistry destroyed while channels are listed");
+  // A listed channel would later unlink itself from the destroyed registry.
+  if (!entries_.empty()) {
+    internal::contract_violation("ChannelRegistry destroyed while channels are listed");
+  }
 }
 
 std::size_t ChannelRegistry::channels() const {

@@ -8,6 +8,7 @@
 
 #include "budget_refusal.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/contract.h"
 
 namespace leanchan {
 namespace {
@@ -53,8 +54,9 @@ MemoryBudget::MemoryBudget(std::size_t limit_bytes, std::pmr::memory_resource* u
 MemoryBudget::~MemoryBudget() {
   // Every channel (and any other user) must be gone: their memory would be
   // refunded to a destroyed budget.
-  assert(charge_.load(std::memory_order_relaxed) == 0 &&
-         "leanchan::MemoryBudget destroyed while it still holds allocations");
+  if (charge_.load(std::memory_order_relaxed) != 0) {
+    internal::contract_violation("MemoryBudget destroyed while it still holds allocations");
+  }
 }
 
 bool MemoryBudget::try_charge(std::size_t bytes) noexcept {

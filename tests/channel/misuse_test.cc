@@ -5,7 +5,7 @@
 // notifier (it used to wait forever for a callback that cannot come), a
 // second awaiting coroutine on one receiver (it used to replace the first
 // one's notifier, which then never resumed), a ReadySet destroyed before
-// its entries. And the event-loop shapes the
+// its entries, a pool, budget or registry destroyed under a channel. And the event-loop shapes the
 // headers show end when the channel ends (the earlier ones spun on the
 // ended channel's arm_notifier(), which is true for good).
 #include <gtest/gtest.h>
@@ -16,8 +16,11 @@
 #include <vector>
 
 #include "coro_support.h"
+#include "leanchan/block_pool.h"
 #include "leanchan/channel.h"
+#include "leanchan/channel_registry.h"
 #include "leanchan/executor.h"
+#include "leanchan/memory_budget.h"
 #include "leanchan/ready_set.h"
 
 namespace {
@@ -129,6 +132,35 @@ void destroy_a_set_before_its_entry() {
 TEST(MisuseDeathTest, DestroyingAReadySetBeforeItsEntryAbortsWithAMessage) {
   EXPECT_DEATH(destroy_a_set_before_its_entry(),
                "leanchan: ReadySet destroyed while an entry made on it is alive");
+}
+
+// A pool, budget or registry destroyed under a channel that still uses
+// it: the channel would later free into unmapped memory, refund a
+// destroyed budget, or unlink itself from a destroyed registry, far from
+// the mistake (a pool's unmapped control block crashed in close()).
+void destroy_a_pool_under_a_channel() {
+  std::optional<leanchan::BlockPool> pool(std::in_place);
+  auto channel = leanchan::channel<int>(4, {.memory = &*pool});
+  pool.reset();
+}
+void destroy_a_budget_under_a_channel() {
+  std::optional<leanchan::MemoryBudget> budget(std::in_place, std::size_t{1} << 20);
+  auto channel = leanchan::channel<int>(4, {.memory = &*budget});
+  budget.reset();
+}
+void destroy_a_registry_under_a_channel() {
+  std::optional<leanchan::ChannelRegistry> registry(std::in_place);
+  auto channel = leanchan::channel<int>(4, {.registry = &*registry});
+  registry.reset();
+}
+
+TEST(MisuseDeathTest, DestroyingWhatAChannelUsesAbortsWithAMessage) {
+  EXPECT_DEATH(destroy_a_pool_under_a_channel(),
+               "leanchan: BlockPool destroyed while allocations from it are live");
+  EXPECT_DEATH(destroy_a_budget_under_a_channel(),
+               "leanchan: MemoryBudget destroyed while it still holds allocations");
+  EXPECT_DEATH(destroy_a_registry_under_a_channel(),
+               "leanchan: ChannelRegistry destroyed while channels are listed");
 }
 
 // Attaching the same notifier to the same receiver again is fine.

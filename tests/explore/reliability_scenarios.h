@@ -84,7 +84,8 @@ inline void budget_charge_racing_a_refund() {
   constexpr std::size_t kControl = 72;              // 64 + the resource pointer
   constexpr std::size_t kBlock = 16 + sizeof(int);  // one slot
   constexpr std::size_t kLimit = 3 * kControl + 2 * kBlock;
-  MemoryBudget budget(kLimit);
+  ScenarioBudget scenario_budget(kLimit);  // before the channels: it outlives them
+  MemoryBudget& budget = scenario_budget.get();
   const ChannelOptions options{.retention = Retention::kKeepNone, .memory = &budget};
   auto a = leanchan::channel<int, 1>(1, options);  // not bound: Clang 14 cannot capture a binding
   auto b = leanchan::channel<int, 1>(1, options);

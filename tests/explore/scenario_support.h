@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,7 @@
 #include "leanchan/executor.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
+#include "leanchan/memory_budget.h"
 
 namespace leanchan::explore_test {
 
@@ -46,6 +48,26 @@ struct Counted {
 
 // A one-shot event for notifier callbacks: fire() from any thread, wait()
 // sleeps on the explored futex until it fired.
+// A budget for a scenario whose defect (the explorer's mutants) may make
+// the bytes it holds drift: destroyed only if it holds nothing at the end,
+// since ~MemoryBudget aborts otherwise, and the scenario's checks have
+// reported the drift already. It owns no memory of its own to leak.
+class ScenarioBudget {
+ public:
+  explicit ScenarioBudget(std::size_t limit) {
+    ::new (static_cast<void*>(storage_)) MemoryBudget(limit);
+  }
+  ~ScenarioBudget() {
+    if (get().held() == 0) get().~MemoryBudget();
+  }
+  ScenarioBudget(const ScenarioBudget&) = delete;
+  ScenarioBudget& operator=(const ScenarioBudget&) = delete;
+  MemoryBudget& get() { return *std::launder(reinterpret_cast<MemoryBudget*>(storage_)); }
+
+ private:
+  alignas(MemoryBudget) unsigned char storage_[sizeof(MemoryBudget)];
+};
+
 struct Event {
   static void fire(void* self) {
     auto* event = static_cast<Event*>(self);

@@ -63,8 +63,8 @@
 // operating system (gives_back_pages() is false).
 //
 // Lifetime: the pool must outlive every allocation made from it; the
-// destructor unmaps everything it mapped, and debug builds (!NDEBUG) assert
-// that no allocation is live.
+// destructor unmaps everything it mapped, and aborts with a message if an
+// allocation is still live.
 //
 // Thread-safety: allocate, deallocate, trim() and figures() may be called
 // from any number of threads at once; an allocation may be freed by any

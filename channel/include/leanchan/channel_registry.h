@@ -64,8 +64,8 @@ class LEANCHAN_API ChannelRegistry {
   ChannelRegistry() = default;
   ChannelRegistry(const ChannelRegistry&) = delete;
   ChannelRegistry& operator=(const ChannelRegistry&) = delete;
-  // Debug builds (!NDEBUG) assert that no channel is listed (a channel
-  // outlived its registry).
+  // Aborts with a message if a channel is listed (a channel outlived its
+  // registry).
   ~ChannelRegistry();
 
   // Channels listed now.

@@ -26,8 +26,8 @@
 // memory_usage().
 //
 // Lifetime: the budget must outlive every channel (and every other user)
-// that allocates through it. Debug builds (!NDEBUG) assert in the
-// destructor that nothing is held.
+// that allocates through it. The destructor aborts with a message if
+// anything is still held.
 //
 // Capacity: a limit above kMaxLimit (2^40 - 1 bytes, 1 TiB) acts as
 // kMaxLimit, and a budget holds at most kMaxAllocations (2^24 - 1) live
@@ -94,7 +94,7 @@ class LEANCHAN_API MemoryBudget final : public std::pmr::memory_resource {
                                                      std::pmr::new_delete_resource()) noexcept;
   MemoryBudget(const MemoryBudget&) = delete;
   MemoryBudget& operator=(const MemoryBudget&) = delete;
-  // Debug builds assert that nothing is held (a channel outlived its budget).
+  // Aborts with a message if anything is held (a channel outlived its budget).
   ~MemoryBudget() override;
 
   std::size_t limit() const noexcept { return static_cast<std::size_t>(limit_); }
