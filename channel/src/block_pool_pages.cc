@@ -145,9 +145,16 @@ bool reserve_kept(State& s) noexcept {
 
 // Ends Closing (I5): gives the page's memory back unless `keep`, then
 // moves W to Closed (keeping kListed) and pushes the page if not listed.
+// A page the OS refuses to take back (locked memory; always off Linux)
+// stays resident and empty: it is kept, past the limit if need be (I6).
 void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept {
-  if (!keep && os::give_back(s.page_address(id), s.page)) {
-    s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  if (!keep) {
+    if (os::give_back(s.page_address(id), s.page)) {
+      s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+    } else {
+      s.kept.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+      keep = true;
+    }
   }
   // acq_rel: release orders give_back before the listing holder's reuse
   // (it acquires Closed); acquire pairs with its unlisting.
@@ -209,25 +216,33 @@ void deallocate_small(State& s, void* p, std::size_t class_bytes) noexcept {
 }
 
 void trim(State& s) noexcept {
-  // Nothing is ever kept (I6): nothing to do.
-  if (s.keep_limit == 0) return;
+  // Nothing is kept (I6), or nothing can be given back: nothing to do.
+  // relaxed: a page kept after this look is one kept after the trim.
+  if (!os::gives_back() || s.kept.load(std::memory_order_relaxed) == 0) return;
   // Kept pages on the kept-page stack: take the chain whole (this thread
-  // then owns each page, I1), give each back, and push the chain, as it is
-  // linked, on the free-page stack. The free pages stay where an allocation
-  // finds them meanwhile.
-  const std::uint32_t first = s.kept_pages.take_all();
+  // then owns each page, I1), give each back, and push those given back,
+  // relinked, on the free-page stack; one the OS refuses stays kept (its
+  // memory is resident) and goes back on the kept-page stack. The free
+  // pages stay where an allocation finds them meanwhile.
+  std::uint32_t id = s.kept_pages.take_all();
   LEANCHAN_TEST_POINT(kTrimHoldsKeptPages);
+  std::uint32_t first = kNoPage;
   std::uint32_t last = kNoPage;
-  for (std::uint32_t id = first; id != kNoPage;) {
+  while (id != kNoPage) {
     PageDesc& d = s.desc(id);
+    // relaxed: owned (take_all acquired the chain's links).
+    const std::uint32_t next = d.next.load(std::memory_order_relaxed);
     if (os::give_back(s.page_address(id), s.page)) {
       s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+      d.word.store(kClosed, std::memory_order_relaxed);      // published by the push
+      s.kept.fetch_sub(1, std::memory_order_relaxed);        // relaxed: a count (I6)
+      d.next.store(first, std::memory_order_relaxed);        // published by the push
+      first = id;
+      if (last == kNoPage) last = id;
+    } else {
+      s.kept_pages.push(id, s.descs());
     }
-    d.word.store(kClosed, std::memory_order_relaxed);  // published by the push
-    s.kept.fetch_sub(1, std::memory_order_relaxed);    // relaxed: a count (I6)
-    last = id;
-    // relaxed: owned (take_all acquired the chain's links).
-    id = d.next.load(std::memory_order_relaxed);
+    id = next;
   }
   if (first != kNoPage) s.free_pages.push_chain(first, last, s.descs());
   // Kept pages still listed (on a partial stack, awaiting their holder's

@@ -32,7 +32,8 @@
 //       only after give_back returned, and trim() finds the kept pages
 //       without taking the free ones from an allocation.
 //   I6. kept (the count) is the number of pages with kKept; at most
-//       keep_limit, taken by CAS before a page is kept.
+//       keep_limit, taken by CAS before a page is kept, plus the pages the
+//       OS refused to take back (finish_closing keeps those past the limit).
 #ifndef LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 #define LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 

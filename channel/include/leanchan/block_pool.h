@@ -44,6 +44,9 @@
 //     descriptor onto the free-page stack, from which new pages are opened
 //     (BlockPoolOptions::keep_empty_pages lets a few stay resident, 8 by
 //     default, on a kept-page stack of their own, opened first).
+//     A page the OS refuses to take back (madvise fails on locked memory)
+//     stays resident: it is counted as kept, past the limit if need be,
+//     reused first, and tried again by trim().
 //     MADV_DONTNEED rather than munmap: the chunk stays one mapping (munmap
 //     of single pages would split it into a kernel mapping per hole, up to
 //     the vm.max_map_count limit), and reusing the page needs no system
@@ -60,7 +63,7 @@
 // Off Linux (or with -DLEANCHAN_BLOCK_POOL_BACKEND=portable) chunks and
 // own mappings come from the aligned global operator new instead, and an
 // emptied page is recycled inside the pool but not given back to the
-// operating system (gives_back_pages() is false).
+// operating system (gives_back_pages() is false): each counts as kept.
 //
 // Lifetime: the pool must outlive every allocation made from it; the
 // destructor unmaps everything it mapped, and aborts with a message if an
@@ -94,7 +97,9 @@ struct BlockPoolFigures {
                                        // mappings
   std::uint64_t pages_given_back = 0;  // size-class pages given back to the OS, ever
   std::size_t kept_empty_pages = 0;    // emptied pages kept resident for reuse
-                                       // (BlockPoolOptions::keep_empty_pages)
+                                       // (BlockPoolOptions::keep_empty_pages),
+                                       // and those the OS refused to take back
+                                       // (locked memory: mlock, mlockall)
   std::size_t page_size = 0;           // page_size()
 };
 
