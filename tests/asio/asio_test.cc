@@ -17,6 +17,7 @@ void leanchan_test_after_arm();
 #include <asio.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/deferred.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -299,6 +300,119 @@ TEST(AsioReceiver, CancelRacingWithSendsDeliversEveryMessageOnce) {
   ASSERT_EQ(received.size(), static_cast<std::size_t>(kRounds));
   for (int i = 0; i < kRounds; ++i) EXPECT_EQ(received[static_cast<std::size_t>(i)], i);
   RecordProperty("aborted_rounds", aborted);
+}
+
+// A cancellation requested while a message arrives wins: the receive is
+// aborted and the message stays for the next one. (The step used to take
+// the message first: completed with a value, a cancelled receive inside an
+// operator|| or a parallel_group had its message thrown away.)
+TEST(AsioReceiver, CancellationWinsOverAMessageThatCameMeanwhile) {
+  asio::io_context io;
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  asio::cancellation_signal signal;
+  asio::error_code ec;
+  std::optional<int> value = -1;
+  rx.async_recv(asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code e,
+                                                                std::optional<int> v) {
+    ec = e;
+    value = v;
+  }));
+  io.poll();                        // pending
+  ASSERT_TRUE(tx.try_send(5).ok());  // posts the next step
+  signal.emit(asio::cancellation_type::terminal);
+  io.run();
+  EXPECT_EQ(ec, asio::error::operation_aborted);
+  EXPECT_EQ(value, std::nullopt);
+  EXPECT_EQ(rx.try_recv().value(), 5) << "the cancelled receive took the message";
+}
+
+// The cancellation slot is left on the handler's executor, just before the
+// handler runs: the I/O side does not touch it once the operation has
+// completed. (It used to clear it from the completing step, on the I/O
+// executor, racing the slot's owner emitting on the handler's strand: a
+// coroutine awaiting `rx.async_recv(...) || timer.async_wait(...)` on a
+// strand crashed in emit under AddressSanitizer.) So the slot may emit
+// after the operation completed; meant for that operation, it must not
+// cancel the next one started meanwhile.
+TEST(AsioReceiver, ALateCancellationDoesNotCancelTheNextReceive) {
+  asio::io_context io;     // the object's executor
+  asio::io_context other;  // the first handler's, not run until the end
+  auto tx_rx = leanchan::channel<int>(4);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  asio::cancellation_signal signal;
+  std::optional<int> first;
+  rx.async_recv(asio::bind_cancellation_slot(
+      signal.slot(), asio::bind_executor(other, [&](asio::error_code, std::optional<int> v) {
+        first = v;
+      })));
+  io.poll();  // pending
+  ASSERT_TRUE(tx.try_send(1).ok());
+  io.run();   // completes: its handler is queued on `other`
+  EXPECT_TRUE(signal.slot().has_handler()) << "the slot was cleared from the I/O side";
+  io.restart();
+  asio::error_code second_ec;
+  std::optional<int> second;
+  rx.async_recv([&](asio::error_code e, std::optional<int> v) {
+    second_ec = e;
+    second = v;
+  });
+  signal.emit(asio::cancellation_type::terminal);  // late: meant for the first
+  ASSERT_TRUE(tx.try_send(2).ok());
+  io.run();
+  EXPECT_FALSE(second_ec) << "a late cancellation aborted the next receive";
+  EXPECT_EQ(second, 2);
+  other.run();
+  EXPECT_EQ(first, 1);
+  EXPECT_FALSE(signal.slot().has_handler()) << "left when the handler ran";
+}
+
+// A handler on a strand, its cancellation signal emitted on that strand
+// while the receive completes on another thread of the context, as an
+// operator|| on a strand does: every message arrives once, in order,
+// whether its receive was aborted or not.
+TEST(AsioReceiver, CancellationOnAStrandRacingCompletionLosesNothing) {
+  const int rounds = std::max(200, static_cast<int>(2000 * leanchan::testing::stress_scale()));
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::vector<std::thread> runners;
+  for (int i = 0; i < 2; ++i) runners.emplace_back([&io] { io.run(); });
+  auto strand = asio::make_strand(io);
+  auto tx_rx = leanchan::channel<int>(static_cast<std::size_t>(rounds) + 1);
+  auto& tx = tx_rx.first;
+  AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
+  std::vector<int> received;
+  for (int round = 0; round < rounds; ++round) {
+    asio::cancellation_signal signal;
+    std::promise<void> done;
+    asio::post(strand, [&] {
+      rx.async_recv(asio::bind_cancellation_slot(
+          signal.slot(),
+          asio::bind_executor(strand, [&](asio::error_code ec, std::optional<int> value) {
+            if (!ec) received.push_back(*value);
+            done.set_value();
+          })));
+    });
+    std::promise<void> emitted;
+    asio::post(strand, [&] {
+      signal.emit(asio::cancellation_type::terminal);
+      emitted.set_value();
+    });
+    ASSERT_TRUE(tx.try_send(round).ok());
+    done.get_future().wait();
+    emitted.get_future().wait();
+  }
+  for (;;) {  // what aborted rounds left behind
+    auto r = rx.try_recv();
+    if (!r.ok()) break;
+    received.push_back(std::move(r).value());
+  }
+  work.reset();
+  for (auto& t : runners) t.join();
+  ASSERT_EQ(received.size(), static_cast<std::size_t>(rounds));
+  for (int i = 0; i < rounds; ++i) EXPECT_EQ(received[static_cast<std::size_t>(i)], i);
 }
 
 TEST(AsioReceiver, HandlerRunsOnItsAssociatedExecutor) {

@@ -7,6 +7,7 @@
 #define LEANCHAN_ASIO_HOST_H_
 
 #include <atomic>
+#include <cstdint>
 #include <utility>
 
 #include "leanchan/asio/registry.h"
@@ -32,7 +33,7 @@ class OperationHost : private Registered {
 
   // Cancels the pending operation, if any (see AsyncReceiver for the
   // threads it may come from).
-  void cancel() noexcept { request_cancel(); }
+  void cancel() noexcept { request_cancel(generation_.load(std::memory_order_relaxed)); }
 
  protected:
   // Registers with the executor's execution context (may allocate; throws
@@ -61,17 +62,35 @@ class OperationHost : private Registered {
   // stays pending; the exception goes on to the initiating call.
   template <class TypedOp>
   void adopt(TypedOp* op) {
-    cancelled_.store(false, std::memory_order_relaxed);
+    // A generation of its own: a cancellation meant for an earlier
+    // operation (its slot emitting after it completed, or a cancel() that
+    // raced its end) names that one's, and this operation ignores it.
+    // relaxed: written by the initiating thread; a step reads it after the
+    // post that orders it, and cancel() only needs some recent value.
+    const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    generation_.store(generation, std::memory_order_relaxed);
     try {
-      connect_cancellation(op->handler(), [this] { request_cancel(); });
+      // The slot is cleared on the handler's executor, just before the
+      // handler runs (HandlerOp's Completion), so it may emit after the
+      // operation completed, even after the object is gone: the handler
+      // holds the gate and enters the object only through it.
+      connect_cancellation(op->handler(), [gate = gate_, self = this, generation] {
+        if (!gate->enter()) return;
+        self->request_cancel(generation);
+        gate->leave();
+      });
     } catch (...) {
       op->destroy();
       throw;
     }
     op_ = op;
   }
-  // seq_cst: pairs with request_cancel's store (see there).
-  bool cancel_requested() const noexcept { return cancelled_.load(std::memory_order_seq_cst); }
+  // Whether the pending operation was cancelled. seq_cst: pairs with
+  // request_cancel's store (see there).
+  bool cancel_requested() const noexcept {
+    return cancelled_.load(std::memory_order_seq_cst) ==
+           generation_.load(std::memory_order_relaxed);
+  }
 
   // Completes the operation. `args` must not live in the object: a posted
   // step leaves the gate first, and the object may be destroyed from then on
@@ -118,8 +137,10 @@ class OperationHost : private Registered {
   // that is running (its suspend fails, it looks again), reads the flag
   // after its begin() acquired the kick. seq_cst on both sides also orders
   // it against a resumption that suspends before the kick.
-  void request_cancel() noexcept {
-    cancelled_.store(true, std::memory_order_seq_cst);
+  // `generation`: the operation it is meant for (a stale one is ignored
+  // by cancel_requested; its kick costs at most one extra look).
+  void request_cancel(std::uint32_t generation) noexcept {
+    cancelled_.store(generation, std::memory_order_seq_cst);
     kick();
   }
   PendingBase* detach_for_shutdown() noexcept override {
@@ -130,7 +151,8 @@ class OperationHost : private Registered {
   Executor executor_;
   Registry* registry_;
   Op* op_ = nullptr;
-  std::atomic<bool> cancelled_{false};
+  std::atomic<std::uint32_t> generation_{0};  // the pending (or last) operation's
+  std::atomic<std::uint32_t> cancelled_{0};   // the generation last cancelled
   GateRef gate_;  // the object's reference; steps it posted hold theirs
 };
 

@@ -154,6 +154,14 @@ class AsyncReceiver final
   void resume(bool inside_initiation) {
     this->resumer_.begin();
     for (;;) {
+      // A cancellation wins over a message that came meanwhile, which stays
+      // in the channel: an operator|| or parallel_group that cancelled this
+      // receive would throw away the value it completed with.
+      if (this->cancel_requested()) {
+        (void)receiver_.disarm_notifier();  // its callback is not running after this
+        return this->finish(inside_initiation, error_code(net::error::operation_aborted),
+                            std::optional<T>());
+      }
       PollResult<T> result = receiver_.poll_recv();  // never waits (see start)
       if (result.ok()) {
         return this->finish(inside_initiation, error_code(),
@@ -161,11 +169,6 @@ class AsyncReceiver final
       }
       if (result.status() == PollStatus::kDisconnected) {
         return this->finish(inside_initiation, error_code(), std::optional<T>());
-      }
-      if (this->cancel_requested()) {
-        (void)receiver_.disarm_notifier();  // its callback is not running after this
-        return this->finish(inside_initiation, error_code(net::error::operation_aborted),
-                            std::optional<T>());
       }
       this->op().hold_work();                  // it waits from here on
       if (receiver_.arm_notifier()) continue;  // something came meanwhile

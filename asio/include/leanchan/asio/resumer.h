@@ -312,8 +312,7 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     }
   }
 
-  // The slot's handler points at the I/O object: detached before the
-  // operation ends.
+  // For an operation destroyed uncalled (the object or the context going).
   static void disconnect(HandlerOp* op) noexcept {
     auto slot = net::get_associated_cancellation_slot(op->handler_);
     if (slot.is_connected()) slot.clear();
@@ -346,7 +345,6 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
   }
   static void do_complete(Base* base, bool post, Args... args) {
     auto* op = static_cast<HandlerOp*>(base);
-    disconnect(op);
     Alloc alloc = allocator_of(op);
     Handler handler(std::move(op->handler_));
     HandlerExecutor executor = net::get_associated_executor(handler, op->io_);
@@ -379,6 +377,13 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     using allocator_type = net::associated_allocator_t<Handler>;
     allocator_type get_allocator() const noexcept { return net::get_associated_allocator(handler); }
     void operator()() {
+      // The operation's cancellation handler leaves the slot here, on the
+      // handler's executor, where the slot's owner emits (a strand running
+      // a parallel_group): cleared from the I/O side, as before, it raced
+      // that emit (asio's signal is not thread-safe). It may emit until
+      // now: OperationHost::adopt's handler copes.
+      auto slot = net::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.clear();
       std::apply([this](Args&... a) { std::move(handler)(std::move(a)...); }, args);
     }
     Handler handler;

@@ -123,6 +123,12 @@ class AsyncSender final
     this->resumer_.begin();
     for (;;) {
       Payload& payload = this->op().payload();
+      // A cancellation wins over a slot that came meanwhile (passed on): an
+      // operator|| that cancelled this send would report it unsent.
+      if (this->cancel_requested()) {
+        (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
+        return this->finish(inside_initiation, error_code(net::error::operation_aborted));
+      }
       // Uses the slot the notifier was handed, if any.
       SendResult<T> result = sender_.try_send(std::move(*payload), notifier_);
       payload.reset();
@@ -136,10 +142,6 @@ class AsyncSender final
         return this->finish(inside_initiation, error_code(net::error::no_memory));
       }
       payload.emplace(std::move(result).value());  // kFull: the value comes back
-      if (this->cancel_requested()) {
-        (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
-        return this->finish(inside_initiation, error_code(net::error::operation_aborted));
-      }
       this->op().hold_work();  // it waits from here on
       // Room, a slot it holds (try_send above redeems it), or closed: look again.
       if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;
