@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <utility>
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/spin_wait.h"
@@ -112,13 +113,25 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
   // next: it carries the want bit while a sender waits.
   const std::uint32_t want = senders_wait ? kWantBit : 0;
   BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  // What the extension must allocate, first: a refusal then leaves the
+  // list as it was, nothing numbered and nothing held (extended part way, a
+  // batch's blocks stayed charged until the receiver found it empty).
+  BlockHeader* fresh = nullptr;
+  if (!allocate_for_extension(tail, target, layout, fresh)) return false;
+  const auto take_fresh = [&fresh]() noexcept {
+    BlockHeader* block = fresh;
+    fresh = block->next;
+    block->next = nullptr;
+    return block;
+  };
   if (tail == nullptr) {
     // The list is empty: at creation, or after release_if_drained freed
     // every block. Every position lies at or after the receiver's block
     // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
-    tail = try_new_block(layout, rx_block_word_.load(std::memory_order_relaxed) & kTagMask);
-    if (tail == nullptr) return false;
-    tail->number.fetch_or(want, std::memory_order_relaxed);  // relaxed: published with head_
+    tail = take_fresh();
+    // relaxed: published with head_
+    tail->number.store((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) | want,
+                       std::memory_order_relaxed);
     // release: see head(); the receiver may read head_ without the lock.
     head_.store(tail, std::memory_order_release);
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
@@ -126,7 +139,7 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
   // Extend the list one block at a time until the tail reaches the target.
   for (;;) {
     const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
-    if (!tag_is_after(target, tail_tag)) return true;
+    if (!tag_is_after(target, tail_tag)) return true;  // every fresh block used
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
@@ -134,8 +147,8 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
       // number (Retention::kKeepNone with a permit out, or a send numbering
       // its block without a permit just after that permit went back:
       // Provisioning::provide_next; under the other policies the receiver
-      // renumbered it when it finished it). Before
-      // any spare, as finish_block_locked's reuse.
+      // renumbered it when it finished it). Before any spare, as
+      // finish_block_locked's reuse.
       renumber_in_place(tail, next_tag, want);
       continue;
     }
@@ -144,13 +157,46 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
       // A spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else {
-      next = try_new_block(layout, next_tag);
-      if (next == nullptr) return false;  // the list is as consistent as before
+      next = take_fresh();
+      next->number.store(next_tag, std::memory_order_relaxed);  // published by tail_block_
       tail->next = next;
     }
     tail = next;
     tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
   }
+}
+
+bool BlockList::allocate_for_extension(const BlockHeader* tail, std::uint32_t target,
+                                       const BlockLayout& layout,
+                                       BlockHeader*& fresh) const noexcept {
+  // The blocks extend_locked numbers, and of them those it has without
+  // allocating: the drained head reused in place (only as its first step),
+  // then the spares after the tail.
+  const std::uint32_t rx_tag = rx_block_word_.load(std::memory_order_relaxed) & kTagMask;
+  std::uint32_t steps = 1;
+  std::uint32_t have = 0;
+  if (tail == nullptr) {
+    if (tag_is_after(target, rx_tag)) steps += tag_distance(target, rx_tag);
+  } else {
+    const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
+    if (!tag_is_after(target, tail_tag)) return true;
+    steps = tag_distance(target, tail_tag);
+    if (tail == head_.load(std::memory_order_relaxed) && tag_distance(rx_tag, tail_tag) == 1) ++have;
+    for (const BlockHeader* spare = tail->next; spare != nullptr && have < steps;
+         spare = spare->next) {
+      ++have;
+    }
+  }
+  for (; have < steps; ++have) {
+    BlockHeader* block = try_new_block(layout, 0);  // numbered when used
+    if (block == nullptr) {
+      while (fresh != nullptr) delete_block(std::exchange(fresh, fresh->next), layout);
+      return false;
+    }
+    block->next = fresh;
+    fresh = block;
+  }
+  return true;
 }
 
 std::size_t BlockList::spares_locked(const Locked&) const noexcept {

@@ -83,6 +83,10 @@ TEST(MemoryBudget, BlocksNumberedForAReservationAreChargedFromTheGrant) {
   MemoryBudget tight(kControlBytes + kU64Block);
   auto [tx2, rx2] = leanchan::channel<std::uint64_t, kB>(kCapacity, {.memory = &tight});
   EXPECT_EQ(tx2.reserve_many(kB + 1).status(), SendStatus::kNoMemory);  // needs 2 blocks
+  // Refused whole: the first block, which fitted, is not kept (it stayed
+  // charged until the receiver found the channel empty).
+  EXPECT_EQ(tight.held(), kControlBytes);
+  EXPECT_EQ(rx2.memory_usage(), kControlBytes);
   auto batch = tx2.reserve_many(kB);
   ASSERT_EQ(batch.status(), SendStatus::kOk);
   for (std::uint64_t i = 0; i < kB; ++i) batch.send(i);  // cannot fail

@@ -98,8 +98,8 @@ class LEANCHAN_API BlockList : public ListLock {
   // Provisioning under the lock: numbers blocks (reusing the drained head
   // in place, then spares, then allocating) until the tail is numbered `tag`.
   // A block that becomes the head gets the want bit if `senders_wait`.
-  // False if an allocation fails; the blocks numbered so far stay (they are
-  // consistent, and later claims use them).
+  // False if an allocation fails; it allocates every block it needs before
+  // numbering any, so the list is then as it was.
   bool extend_locked(const Locked& held, std::uint32_t tag, const BlockLayout& layout,
                      bool senders_wait) noexcept;
   // A sender whose check failed (covers): if the list is locked, watches
@@ -234,6 +234,11 @@ class LEANCHAN_API BlockList : public ListLock {
 
   // Null if the allocation fails.
   static BlockHeader* try_new_block(const BlockLayout& layout, std::uint32_t tag) noexcept;
+  // Under the lock, for extend_locked: allocates the blocks it needs beyond
+  // an in-place reuse and the spares, linked by `next` in `fresh`; false
+  // (none kept) if an allocation fails.
+  bool allocate_for_extension(const BlockHeader* tail, std::uint32_t target,
+                              const BlockLayout& layout, BlockHeader*& fresh) const noexcept;
   // Under the lock: a fully consumed block, which no sender can hold (none
   // has an unconsumed slot in it), becomes block `tag` (with `want`, the
   // want bit or 0) in place: its ready bits are zeroed, then its number
