@@ -292,6 +292,7 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // the withdrawal reset an awaiting owner's phase, which then slept for
   // good. Under the lock: wake_nodes reads each as final. release: the
   // releaser's work before a redeemer's push (take_grant's acquire).
+  if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffRecorded);
   for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
     node->state.fetch_or(WaitNode::kGrant, std::memory_order_release);
   }

@@ -189,4 +189,48 @@ TEST(Window, RedeemBeforeTheHandOffIsRecordedFindsNoSlot) {
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
 }
 
+// The hand-off recorded in the permit word, the grant not shown yet, and a
+// second slot freed with it gone to the free count: a redeem there must
+// not send without the notifier. It used to find no grant and take the
+// free slot with a plain send (kOk), leaving the notifier firing and
+// about to hold a grant nobody would redeem, and free to go while its
+// callback ran. It reports kFull now; the grant is redeemed next.
+TEST(Window, RedeemWhileTheGrantIsNotShownYetDoesNotSendAround) {
+  Hold hold(TestPoint::kHandOffRecorded);
+  auto [tx, rx] = leanchan::channel<int, 1>(2);
+  auto batch = tx.reserve_many(2);
+  ASSERT_EQ(batch.status(), leanchan::SendStatus::kOk);
+  Counted waiter;
+  ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
+  std::thread dropper([b = std::move(batch)]() mutable {
+    Hold::arm_this_thread();
+    { auto gone = std::move(b); }  // two slots: one to the waiter, one free
+  });
+  Hold::wait_reached();  // it holds the list lock
+  std::atomic<int> send_status{-1};
+  std::atomic<int> reserve_status{-1};
+  std::thread owner([sender = tx, &waiter, &send_status, &reserve_status]() mutable {
+    send_status = static_cast<int>(sender.try_send(1, waiter.notifier).status());
+    reserve_status = static_cast<int>(sender.try_reserve(waiter.notifier).status());
+  });
+  // A bound, not a synchronization: the fixed redeem returns at once.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (reserve_status.load() < 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  EXPECT_GE(reserve_status.load(), 0) << "the redeem sent without the notifier (and waits "
+                                         "for the list lock the hand-off holds)";
+  Hold::release();
+  owner.join();
+  dropper.join();
+  EXPECT_EQ(send_status.load(), static_cast<int>(leanchan::SendStatus::kFull));
+  EXPECT_EQ(reserve_status.load(), static_cast<int>(leanchan::SendStatus::kFull));
+  EXPECT_EQ(waiter.calls.load(), 1);
+  EXPECT_TRUE(tx.try_send(2, waiter.notifier).ok());  // its grant
+  EXPECT_TRUE(tx.try_send(3).ok());                   // the free slot
+  EXPECT_EQ(rx.try_recv().value(), 2);
+  EXPECT_EQ(rx.try_recv().value(), 3);
+  EXPECT_EQ(tx.capacity(), 2u);
+}
+
 }  // namespace

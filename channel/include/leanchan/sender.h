@@ -173,17 +173,28 @@ class Sender {
   // was handed and did not use goes to the next waiting sender (or back to
   // the channel). When this returns its callback is not running. O(1).
   bool cancel_notify(Notifier& notifier) noexcept { return state()->cancel_send(&notifier.node_); }
-  // As try_send(value), but first uses the slot `notifier` was handed, if any.
+  // As try_send(value), but first uses the slot `notifier` was handed, if
+  // any; kFull while `notifier` is armed or its callback is being called
+  // (wait for the callback, or re-arm: notify_when_room waits it out).
   SendResult<T> try_send(T value, Notifier& notifier) noexcept {
-    if (state()->take_grant(&notifier.node_)) {
-      return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+    switch (state()->redeem(&notifier.node_)) {
+      case internal::ChannelState::Redeem::kTaken:
+        return push_if(internal::PermitOutcome::kAcquired, std::move(value));
+      case internal::ChannelState::Redeem::kBusy:
+        return SendResult<T>::failure(SendStatus::kFull, std::move(value));
+      case internal::ChannelState::Redeem::kNone: break;
     }
     return try_send(std::move(value));
   }
-  // As try_reserve(), but first uses the slot `notifier` was handed, if any.
+  // As try_reserve(), but first uses the slot `notifier` was handed, if
+  // any; kFull while `notifier` is armed or being called, as try_send.
   Permit<T, BlockSize> try_reserve(Notifier& notifier) noexcept {
-    if (state()->take_grant(&notifier.node_)) {
-      return make_permit(provided(internal::PermitOutcome::kAcquired, 1));
+    switch (state()->redeem(&notifier.node_)) {
+      case internal::ChannelState::Redeem::kTaken:
+        return make_permit(provided(internal::PermitOutcome::kAcquired, 1));
+      case internal::ChannelState::Redeem::kBusy:
+        return make_permit(internal::PermitOutcome::kFull);
+      case internal::ChannelState::Redeem::kNone: break;
     }
     return try_reserve();
   }

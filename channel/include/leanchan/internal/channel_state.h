@@ -198,6 +198,23 @@ class LEANCHAN_API ChannelState {
   RoomStatus arm_send(WaitNode* node) noexcept;
   bool cancel_send(WaitNode* node) noexcept;
   bool take_grant(WaitNode* node) noexcept { return Semaphore::take_grant(node); }
+  // A redeem (Sender::try_send / try_reserve with a notifier): kTaken, the
+  // node's grant; kBusy, no grant yet but the node is queued or firing (a
+  // hand-off shows its grant only once the permit word has recorded it,
+  // and a close is being delivered): the caller reports kFull, and must
+  // not send without the notifier meanwhile, whose grant would be left
+  // unredeemed, nor let it go while its callback may run; kNone, idle
+  // without a grant (nothing can hand it one: only a queued node gets one).
+  enum class Redeem : std::uint8_t { kTaken, kBusy, kNone };
+  Redeem redeem(WaitNode* node) noexcept {
+    for (;;) {
+      if (Semaphore::take_grant(node)) return Redeem::kTaken;
+      // acquire: as take_grant's; a grant shown since its look is taken.
+      const std::uint32_t state = node->state.load(std::memory_order_acquire);
+      if ((state & WaitNode::kGrant) != 0) continue;
+      return WaitNode::phase(state) == WaitNode::kIdle ? Redeem::kNone : Redeem::kBusy;
+    }
+  }
 
   // Closed watchers (Semaphore::watch_closed, unwatch_closed, wait_closed).
   bool watch_closed(ClosedWatchNode* watch) noexcept {

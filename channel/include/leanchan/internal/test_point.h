@@ -26,6 +26,9 @@ enum class TestPoint {
   // settle_locked: waiters were granted slots under the list lock; the
   // permit word has not been updated yet.
   kHandOffDecided,
+  // settle_locked: the permit word recorded the hand-off; the grants are
+  // not shown on the nodes yet (they are firing, without one).
+  kHandOffRecorded,
   // ListLock::lock: the list lock was just taken (tests count the acquisitions
   // a workload makes).
   kListLocked,
