@@ -29,8 +29,11 @@
 //   published, the last sender or permit goes, or (send side) a slot frees
 //   or the channel closes.
 // - The callback runs on the thread that caused it (a sender, or the
-//   receiver for send notifiers), outside every channel lock. It must be
-//   short and must not call back into this channel's notifier functions.
+//   receiver for send notifiers; for a send notifier still queued when the
+//   channel closes, the thread that closes it: the receiver's close() or
+//   drop, or the drop of the last Sender or Permit), outside every channel
+//   lock. It must be short and must not call back into this channel's
+//   notifier functions.
 // - A notifier must stay alive while attached or armed. clear_notifier()
 //   and cancel_notify() return only once its callback is not running.
 // - One use at a time: attached to one receiver, or queued on one sender.
@@ -45,7 +48,9 @@
 //   which passes it to the next waiter. Like a Permit, an unredeemed slot
 //   keeps the channel from ending for the receiver; unlike a Permit it is
 //   not returned on destruction: destroying a notifier that is queued or
-//   holds a slot is a bug (asserted in debug builds).
+//   holds a slot is a bug (asserted in debug builds). Nor is it returned
+//   when the last Sender goes, and nothing can give it back without one:
+//   redeem or cancel_notify before dropping the last Sender.
 // - A send notifier may go away as soon as the try_send(value, notifier)
 //   or try_reserve(notifier) that redeemed its slot returns: if its
 //   callback is still returning on the thread that fired it, the redeem

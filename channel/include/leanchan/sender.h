@@ -152,7 +152,9 @@ class Sender {
   // already holds a slot it was handed. When a slot frees and the notifier
   // is first in line, the slot is handed to it (no one else can take it:
   // a plain try_send fails with kFull meanwhile) and its callback runs, on
-  // the thread that freed the slot; on close it runs without a slot.
+  // the thread that freed the slot; on close (the last Sender going closes
+  // the channel too) it runs without a slot. Redeem or give back a slot
+  // before dropping the last Sender: nothing can give it back after.
   // Redeem the slot with try_send(value, notifier) or
   // try_reserve(notifier), or give it back with cancel_notify(notifier).
   // The loop to write:
