@@ -67,7 +67,7 @@ class OperationHost : private Registered {
     // raced its end) names that one's, and this operation ignores it.
     // relaxed: written by the initiating thread; a step reads it after the
     // post that orders it, and cancel() only needs some recent value.
-    const std::uint32_t generation = generation_.load(std::memory_order_relaxed) + 1;
+    const std::uint64_t generation = generation_.load(std::memory_order_relaxed) + 1;
     generation_.store(generation, std::memory_order_relaxed);
     try {
       // The slot is cleared on the handler's executor, just before the
@@ -138,9 +138,16 @@ class OperationHost : private Registered {
   // after its begin() acquired the kick. seq_cst on both sides also orders
   // it against a resumption that suspends before the kick.
   // `generation`: the operation it is meant for (a stale one is ignored
-  // by cancel_requested; its kick costs at most one extra look).
-  void request_cancel(std::uint32_t generation) noexcept {
-    cancelled_.store(generation, std::memory_order_seq_cst);
+  // by cancel_requested; its kick costs at most one extra look). Only
+  // raises cancelled_: a cancel() that read an older generation and stores
+  // late must not undo the cancellation of a newer operation. 64 bits: no
+  // wrap-around brings an old value back.
+  void request_cancel(std::uint64_t generation) noexcept {
+    std::uint64_t seen = cancelled_.load(std::memory_order_relaxed);
+    while (seen < generation &&
+           !cancelled_.compare_exchange_weak(seen, generation, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed)) {
+    }
     kick();
   }
   PendingBase* detach_for_shutdown() noexcept override {
@@ -151,8 +158,8 @@ class OperationHost : private Registered {
   Executor executor_;
   Registry* registry_;
   Op* op_ = nullptr;
-  std::atomic<std::uint32_t> generation_{0};  // the pending (or last) operation's
-  std::atomic<std::uint32_t> cancelled_{0};   // the generation last cancelled
+  std::atomic<std::uint64_t> generation_{0};  // the pending (or last) operation's
+  std::atomic<std::uint64_t> cancelled_{0};   // the newest generation cancelled
   GateRef gate_;  // the object's reference; steps it posted hold theirs
 };
 

@@ -112,7 +112,9 @@ class Resumer {
 // thread: close() then finds nobody inside). Two steps are inside at once
 // only in the moment after one has suspended and before it has left, when
 // it no longer touches the object (the Resumer lets one step work at a
-// time). The gate is deleted with its last reference.
+// time). A cancellation slot's handler enters too, at any time, to store
+// its request and kick (OperationHost::adopt). The gate is deleted with
+// its last reference.
 class StepGate {
  public:
   StepGate(const StepGate&) = delete;
@@ -312,11 +314,6 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     }
   }
 
-  // For an operation destroyed uncalled (the object or the context going).
-  static void disconnect(HandlerOp* op) noexcept {
-    auto slot = net::get_associated_cancellation_slot(op->handler_);
-    if (slot.is_connected()) slot.clear();
-  }
   // With the allocator that allocated it: taken from the handler before
   // it moves out (a moved-from handler's may differ: one whose allocator
   // comes from its own state).
@@ -340,7 +337,9 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
   }
   static void do_destroy(PendingBase* base) noexcept {
     auto* op = static_cast<HandlerOp*>(static_cast<Base*>(base));
-    disconnect(op);
+    // The cancellation slot is left as it is: clearing it here, on the
+    // destroying thread, could race its owner's emit, and its handler
+    // enters the object only through the gate (OperationHost::adopt).
     free(op, allocator_of(op));
   }
   static void do_complete(Base* base, bool post, Args... args) {
