@@ -56,6 +56,35 @@ struct Counted {
   leanchan::Notifier notifier{&Counted::fire, this};
 };
 
+// close() while the thread dropping the last permit is held at a hand-off:
+// close() sets the closed bit, then waits for the lock the held thread
+// has; released once the bit is set, the hand-off is withdrawn. The
+// waiter is woken once, without a slot, and the channel ends.
+template <class Tx, class Rx>
+void close_while_held_then_check(Tx& tx, Rx& rx, std::thread& dropper, Counted& waiter) {
+  std::thread releaser([sender = tx]() mutable {
+    while (!sender.is_closed()) std::this_thread::yield();  // close() has set its bit
+    Hold::release();
+  });
+  rx.close();
+  releaser.join();
+  dropper.join();
+  EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
+  EXPECT_EQ(tx.try_send(1, waiter.notifier).status(), leanchan::SendStatus::kClosed);
+  EXPECT_EQ(tx.capacity(), 1u);
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+}
+
+// Whether `status` is set within 10 s: a bound, not a synchronization (the
+// fixed redeems return at once; the old ones waited for the held thread).
+bool set_soon(const std::atomic<int>& status) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (status.load() < 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
+  return status.load() >= 0;
+}
+
 // Two send notifiers arm while the receiver frees two slots. The first is
 // held right after it queued (before its arming call returns): both must
 // still fire, one per slot. (The first waiting layer counted armed
@@ -128,17 +157,7 @@ TEST(Window, HandOffRacingCloseIsWithdrawn) {
     { auto gone = std::move(p); }  // frees the slot: handed to the waiter
   });
   Hold::wait_reached();  // the grant is made, not yet recorded
-  std::thread releaser([sender = tx]() mutable {
-    while (!sender.is_closed()) std::this_thread::yield();  // close() has set its bit
-    Hold::release();
-  });
-  rx.close();  // sets the closed bit, then waits for the lock
-  releaser.join();
-  dropper.join();
-  EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
-  EXPECT_EQ(tx.try_send(1, waiter.notifier).status(), leanchan::SendStatus::kClosed);
-  EXPECT_EQ(tx.capacity(), 1u);
-  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+  close_while_held_then_check(tx, rx, dropper, waiter);
 }
 
 // The owner redeems while a hand-off to its notifier is decided but not yet
@@ -164,10 +183,7 @@ TEST(Window, RedeemBeforeTheHandOffIsRecordedFindsNoSlot) {
   std::thread owner([sender = tx, &waiter, &status]() mutable {
     status = static_cast<int>(sender.try_send(1, waiter.notifier).status());
   });
-  // A bound, not a synchronization: the fixed redeem returns at once.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (status.load() < 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
-  if (status.load() < 0) {
+  if (!set_soon(status)) {
     ADD_FAILURE() << "the redeem took a grant not yet recorded and waits for the firing";
     Hold::release();  // no close: the firing ends and wakes it
     owner.join();
@@ -176,17 +192,7 @@ TEST(Window, RedeemBeforeTheHandOffIsRecordedFindsNoSlot) {
   }
   owner.join();
   EXPECT_EQ(status.load(), static_cast<int>(leanchan::SendStatus::kFull));
-  std::thread releaser([sender = tx]() mutable {
-    while (!sender.is_closed()) std::this_thread::yield();  // close() has set its bit
-    Hold::release();
-  });
-  rx.close();  // sets the closed bit, then waits for the lock: the hand-off is withdrawn
-  releaser.join();
-  dropper.join();
-  EXPECT_EQ(waiter.calls.load(), 1);  // woken, by close, without a slot
-  EXPECT_EQ(tx.try_send(2, waiter.notifier).status(), leanchan::SendStatus::kClosed);
-  EXPECT_EQ(tx.capacity(), 1u);
-  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kDisconnected);
+  close_while_held_then_check(tx, rx, dropper, waiter);
 }
 
 // The hand-off recorded in the permit word, the grant not shown yet, and a
@@ -213,13 +219,8 @@ TEST(Window, RedeemWhileTheGrantIsNotShownYetDoesNotSendAround) {
     send_status = static_cast<int>(sender.try_send(1, waiter.notifier).status());
     reserve_status = static_cast<int>(sender.try_reserve(waiter.notifier).status());
   });
-  // A bound, not a synchronization: the fixed redeem returns at once.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (reserve_status.load() < 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  EXPECT_GE(reserve_status.load(), 0) << "the redeem sent without the notifier (and waits "
-                                         "for the list lock the hand-off holds)";
+  EXPECT_TRUE(set_soon(reserve_status)) << "the redeem sent without the notifier (and waits "
+                                          "for the list lock the hand-off holds)";
   Hold::release();
   owner.join();
   dropper.join();
