@@ -4,12 +4,11 @@
 // the receiver (docs/design.md "Sending", "Receiving" and "Recycling").
 #include "leanchan/internal/block_list.h"
 
-#include <cstdio>
-#include <cstdlib>
 #include <new>
 #include <utility>
 
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
 
@@ -81,8 +80,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
     explore::report_violation("a sender claimed a position whose block was not numbered");
 #endif
     if (!extend_locked(held, target, layout, false)) {
-      std::fputs("leanchan: internal error: no block for a claimed position\n", stderr);
-      std::abort();
+      contract_violation("internal error: no block for a claimed position");
     }
     tail = tail_block_.load(std::memory_order_relaxed);
   }
@@ -120,6 +118,7 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
   if (!allocate_for_extension(tail, target, layout, fresh)) return false;
   const auto take_fresh = [&fresh]() noexcept {
     BlockHeader* block = fresh;
+    if (block == nullptr) contract_violation("internal error: too few blocks to extend the list");
     fresh = block->next;
     block->next = nullptr;
     return block;
@@ -139,7 +138,11 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
   // Extend the list one block at a time until the tail reaches the target.
   for (;;) {
     const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
-    if (!tag_is_after(target, tail_tag)) return true;  // every fresh block used
+    if (!tag_is_after(target, tail_tag)) {
+      // allocate_for_extension counted the steps: every fresh block used.
+      if (fresh != nullptr) contract_violation("internal error: unused block after extending");
+      return true;
+    }
     const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
     if (tail == head_.load(std::memory_order_relaxed) &&
         tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
