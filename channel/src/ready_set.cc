@@ -50,6 +50,7 @@ bool ReadySet::DrainScope::forget(ReadyEntry* entry) noexcept {
       if (*link == entry) {
         *link = entry->next_;
         in_rest = true;
+        break;  // *link may be null now: no step past it
       }
     }
   }
