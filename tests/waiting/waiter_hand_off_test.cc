@@ -56,6 +56,19 @@ struct Counted {
   leanchan::Notifier notifier{&Counted::fire, this};
 };
 
+// Starts a thread that drops `held` (a Permit or a PermitBatch: its slots
+// go back, one handed to the queued waiter) and is held at the test point;
+// returns once it is there.
+template <class Held>
+std::thread drop_and_hold(Held held) {
+  std::thread dropper([h = std::move(held)]() mutable {
+    Hold::arm_this_thread();
+    { auto gone = std::move(h); }
+  });
+  Hold::wait_reached();
+  return dropper;
+}
+
 // close() while the thread dropping the last permit is held at a hand-off:
 // close() sets the closed bit, then waits for the lock the held thread
 // has; released once the bit is set, the hand-off is withdrawn. The
@@ -152,11 +165,7 @@ TEST(Window, HandOffRacingCloseIsWithdrawn) {
   ASSERT_TRUE(permit);
   Counted waiter;
   ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
-  std::thread dropper([p = std::move(permit)]() mutable {
-    Hold::arm_this_thread();
-    { auto gone = std::move(p); }  // frees the slot: handed to the waiter
-  });
-  Hold::wait_reached();  // the grant is made, not yet recorded
+  std::thread dropper = drop_and_hold(std::move(permit));  // decided, not yet recorded
   close_while_held_then_check(tx, rx, dropper, waiter);
 }
 
@@ -174,11 +183,7 @@ TEST(Window, RedeemBeforeTheHandOffIsRecordedFindsNoSlot) {
   ASSERT_TRUE(permit);
   Counted waiter;
   ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
-  std::thread dropper([p = std::move(permit)]() mutable {
-    Hold::arm_this_thread();
-    { auto gone = std::move(p); }  // frees the slot: handed to the waiter
-  });
-  Hold::wait_reached();  // the grant is decided, not yet recorded
+  std::thread dropper = drop_and_hold(std::move(permit));  // decided, not yet recorded
   std::atomic<int> status{-1};
   std::thread owner([sender = tx, &waiter, &status]() mutable {
     status = static_cast<int>(sender.try_send(1, waiter.notifier).status());
@@ -208,11 +213,8 @@ TEST(Window, RedeemWhileTheGrantIsNotShownYetDoesNotSendAround) {
   ASSERT_EQ(batch.status(), leanchan::SendStatus::kOk);
   Counted waiter;
   ASSERT_EQ(tx.notify_when_room(waiter.notifier), leanchan::RoomStatus::kArmed);
-  std::thread dropper([b = std::move(batch)]() mutable {
-    Hold::arm_this_thread();
-    { auto gone = std::move(b); }  // two slots: one to the waiter, one free
-  });
-  Hold::wait_reached();  // it holds the list lock
+  // Two slots: one to the waiter, one free. Held, it has the list lock.
+  std::thread dropper = drop_and_hold(std::move(batch));
   std::atomic<int> send_status{-1};
   std::atomic<int> reserve_status{-1};
   std::thread owner([sender = tx, &waiter, &send_status, &reserve_status]() mutable {
