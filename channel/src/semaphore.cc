@@ -91,14 +91,16 @@ std::uint32_t Semaphore::await_firing(WaitNode* node) noexcept {
   return value;
 }
 
-void Semaphore::mark_firing(WaitNode* node) noexcept {
-  // Under the list lock: takes a queued node for firing, without a grant
-  // (settle_locked shows one later). An RMW, because a thread waiter may be
-  // setting kSleeping on its own word at the same moment (without the
-  // lock); that bit is kept. release: as the grant's, the releaser's work.
+void Semaphore::mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
+  // Under the list lock: takes a node off the queue for firing, with or
+  // without a grant. An RMW, because a thread waiter may be setting
+  // kSleeping on its own word at the same moment (without the lock); that
+  // bit is kept. release: the releaser's work before a redeemer's push
+  // (take_grant's acquire).
   std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  while (!node->state.compare_exchange_weak(state, (state & WaitNode::kSleeping) | WaitNode::kFiring,
-                                            std::memory_order_release, std::memory_order_relaxed)) {
+  while (!node->state.compare_exchange_weak(
+      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant, std::memory_order_release,
+      std::memory_order_relaxed)) {
   }
 }
 
@@ -252,10 +254,9 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
       needed -= given;
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
-      waiters_.remove(node);
-      mark_firing(node);  // its grant is shown after the settle below
+      waiters_.remove(node);  // still marked queued: marked once the settle decides, below
 #if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 19) node->state.fetch_or(WaitNode::kGrant);  // shown before it
+      if (explore::mutant() == 19) mark_firing(node, WaitNode::kGrant);  // shown before it
 #endif
       if (first_granted == nullptr) first_granted = node;
       *tail = node;
@@ -276,25 +277,26 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
 #if defined(LEANCHAN_EXPLORE)
   if (explore::mutant() == 15) granted = false;  // the explorer's self-test: grants unmarked
 #endif
+  WaitNode* const decided = first_granted;
   word_.settle(count, head != nullptr, granted, [&first_granted]() noexcept {
     std::uint32_t withdrawn = 0;
     for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
       withdrawn += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
 #if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 19) mark_firing(node);  // takes the shown grant back
+      if (explore::mutant() == 19) mark_firing(node, 0);  // takes the shown grant back
 #endif
     }
     first_granted = nullptr;
     return withdrawn;
   });
-  // Grants are shown only once the settle made them take effect: one
-  // redeemed (take_grant) before a withdrawal counted its slot twice, and
-  // the withdrawal reset an awaiting owner's phase, which then slept for
-  // good. Under the lock: wake_nodes reads each as final. release: the
-  // releaser's work before a redeemer's push (take_grant's acquire).
-  if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffRecorded);
-  for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
-    node->state.fetch_or(WaitNode::kGrant, std::memory_order_release);
+  // Marked firing only now, with the grant if the settle made it take
+  // effect (one RMW each): shown before the CAS, a grant could be redeemed
+  // and then withdrawn, counted twice, and an awaiting owner reset to sleep
+  // for good. Until now they read "queued" (a redeem reports busy, a re-arm
+  // "armed"; unlinking takes the lock). wake_nodes reads each as final.
+  if (decided != nullptr) LEANCHAN_TEST_POINT(kHandOffRecorded);
+  for (WaitNode* node = decided; node != nullptr; node = node->next) {
+    mark_firing(node, first_granted != nullptr ? WaitNode::kGrant : 0);
   }
   // The sender now first in line gets the next slot. If it is a thread that fell asleep,
   // wake it now (after the lock), so that it is watching when that slot comes instead of
@@ -361,7 +363,7 @@ void Semaphore::close(const ListLock& lock) noexcept {
     if (node->kind == WaitNode::Kind::kSendThread) {
       returned += as_thread(node)->wanted - as_thread(node)->needed;
     }
-    mark_firing(node);
+    mark_firing(node, 0);
   }
   word_.finish_close(returned);
   lock.unlock(held);

@@ -138,7 +138,7 @@ class LEANCHAN_API Semaphore {
   // watching at all, first or not).
   PermitOutcome await(ThreadWaitNode& waiter, bool first_in_line, bool expired,
                       const Deadline* deadline, const ListLock& lock) noexcept;
-  static void mark_firing(WaitNode* node) noexcept;
+  static void mark_firing(WaitNode* node, std::uint32_t grant) noexcept;
   static void finish_firing(WaitNode* node) noexcept;
 
   static constexpr std::uint32_t kWatchShift = 30;

@@ -26,8 +26,8 @@ enum class TestPoint {
   // settle_locked: waiters were granted slots under the list lock; the
   // permit word has not been updated yet.
   kHandOffDecided,
-  // settle_locked: the permit word recorded the hand-off; the grants are
-  // not shown on the nodes yet (they are firing, without one).
+  // settle_locked: the permit word recorded the hand-off; the granted
+  // nodes are unlinked but not marked yet (they still read "queued").
   kHandOffRecorded,
   // ListLock::lock: the list lock was just taken (tests count the acquisitions
   // a workload makes).
