@@ -193,11 +193,9 @@ class LEANCHAN_API ChannelState {
   // without queueing, if the node holds a grant, a slot is free now (and
   // nobody waits), or the channel is closed; else queues it (one-shot) and
   // returns kArmed. cancel_send: true if it was queued and had not
-  // fired; a grant it holds goes to the next waiter. take_grant: redeems the
-  // slot a fired node holds (the caller then owns one permit).
+  // fired; a grant it holds goes to the next waiter.
   RoomStatus arm_send(WaitNode* node) noexcept;
   bool cancel_send(WaitNode* node) noexcept;
-  bool take_grant(WaitNode* node) noexcept { return Semaphore::take_grant(node); }
   // A redeem (Sender::try_send / try_reserve with a notifier): kTaken, the
   // node's grant; kBusy, no grant yet but the node is queued or firing (a
   // hand-off shows its grant only once the permit word has recorded it,
