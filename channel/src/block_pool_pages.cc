@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <mutex>
 #include <new>
 
 #include "block_pool_state.h"
@@ -52,29 +53,6 @@ std::uint32_t map_chunk(State& s) {
   return base | s.first_page;
 }
 
-// Opens a fresh page for `class_bytes` with slot 0 taken, lists it on
-// `stack`, and returns slot 0: a kept page first (still resident: no page
-// fault), then a page given back, then a new chunk's.
-void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
-  std::uint32_t id = s.kept_pages.pop(s.descs());
-  if (id == kNoPage) id = s.free_pages.pop(s.descs());
-  if (id == kNoPage) id = map_chunk(s);
-  PageDesc& d = s.desc(id);
-  // This thread owns the page now (I1): W is kClosed, maybe kKept.
-  // relaxed: the pop (acquire) ordered it; nothing races it.
-  if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
-    s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
-  }
-  // relaxed (both): published by the push below; a freer of slot 0 gets its
-  // pointer from this thread, after these stores.
-  d.class_bytes.store(static_cast<std::uint32_t>(class_bytes), std::memory_order_relaxed);
-  d.word.store((slot_mask(s.slots_for(class_bytes)) & ~std::uint64_t{1}) | kListed,
-               std::memory_order_relaxed);
-  s.open_pages.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
-  stack.push(id, s.descs());                             // slots >= 2: room is left
-  return s.page_address(id);
-}
-
 // A Closed page that is not listed, whose W is `word`, goes on its stack
 // (I1, I5).
 void push_closed(State& s, std::uint32_t id, std::uint64_t word) noexcept {
@@ -90,7 +68,105 @@ void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word) 
   while (!d.word.compare_exchange_weak(word, word & ~kListed, std::memory_order_acq_rel,
                                        std::memory_order_relaxed)) {
   }
-  if ((word & kClosed) != 0) push_closed(s, id, word);
+  if ((word & kClosed) != 0) {
+    s.stranded.fetch_sub(1, std::memory_order_relaxed);  // relaxed: see State::stranded
+    push_closed(s, id, word);
+  }
+}
+
+// A Closed page, kept (still resident: no page fault) before given back.
+std::uint32_t pop_closed(State& s) noexcept {
+  const std::uint32_t id = s.kept_pages.pop(s.descs());
+  return id != kNoPage ? id : s.free_pages.pop(s.descs());
+}
+
+// Recycles the pages that emptied while listed: each waits on its class's
+// partial stack (I5) until an allocation of that class pops it, so a burst
+// of another class would map chunks while they lie there. Takes each
+// partial stack whole (this thread then holds every listing on it, I1),
+// unlists the Closing and Closed pages as a popper would, and pushes the
+// open ones back, in order, in one push. True if it unlisted any. An
+// allocation racing the sweep may find a stack empty meanwhile and open a
+// page it would otherwise have found: a page more, never a slot twice.
+bool sweep_partial_stacks(State& s) noexcept {
+  bool unlisted = false;
+  for (Shard& shard : s.shards) {
+    for (PageStack& stack : shard.partial) {
+      std::uint32_t id = stack.take_all();
+      std::uint32_t first = kNoPage;
+      std::uint32_t last = kNoPage;
+      while (id != kNoPage) {
+        PageDesc& d = s.desc(id);
+        // relaxed: owned (take_all acquired the chain's links).
+        const std::uint32_t next = d.next.load(std::memory_order_relaxed);
+        // relaxed: unlist_closed's CAS decides; a page read open stays
+        // listed, whatever frees race this look.
+        const std::uint64_t word = d.word.load(std::memory_order_relaxed);
+        if ((word & (kClosing | kClosed)) != 0) {
+          unlist_closed(s, d, id, word);
+          unlisted = true;
+        } else {
+          // relaxed: published by push_chain's release CAS.
+          if (last != kNoPage) s.desc(last).next.store(id, std::memory_order_relaxed);
+          if (first == kNoPage) first = id;
+          last = id;
+        }
+        id = next;
+      }
+      if (first != kNoPage) stack.push_chain(first, last, s.descs());
+    }
+  }
+  return unlisted;
+}
+
+// A sweep walks every partial stack (kShards * kClasses heads) and every
+// page listed on them, about the open pages: it pays when it recycles at
+// least 1/kSweepShare of that walk, and kMinSweep pages. Fewer stranded
+// pages than that, and a chunk is mapped instead (the reused pages then
+// strand some more until a sweep pays): the pages mapped stay within
+// about 1 + 1/kSweepShare of the open ones, plus a chunk and kMinSweep.
+inline constexpr std::int64_t kSweepShare = 8;
+inline constexpr std::int64_t kMinSweep = 16;
+
+// A Closed page when none is on the kept-page or free-page stack: one
+// recycled by a sweep, if one pays, else a new chunk's. Under grow_mutex,
+// so that one thread sweeps at a time and the others, waiting, then find
+// its pages rather than map chunks of their own while the stacks are
+// taken aside. (Once per kMinSweep pages opened at the most, beside the
+// page faults of as many pages; else once per chunk, beside an mmap.)
+std::uint32_t sweep_or_map(State& s) {
+  std::lock_guard lock(s.grow_mutex);
+  std::uint32_t id = pop_closed(s);
+  if (id != kNoPage) return id;
+  // relaxed (both): a choice of cost only (see State::stranded).
+  const std::int64_t stranded = s.stranded.load(std::memory_order_relaxed);
+  const auto open = static_cast<std::int64_t>(s.open_pages.load(std::memory_order_relaxed));
+  if (stranded >= kMinSweep && stranded * kSweepShare >= open && sweep_partial_stacks(s)) {
+    id = pop_closed(s);
+  }
+  return id != kNoPage ? id : map_chunk(s);
+}
+
+// Opens a fresh page for `class_bytes` with slot 0 taken, lists it on
+// `stack`, and returns slot 0: a kept page first, then a page given back,
+// then (sweep_or_map) a page emptied while listed, then a new chunk's.
+void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
+  std::uint32_t id = pop_closed(s);
+  if (id == kNoPage) id = sweep_or_map(s);
+  PageDesc& d = s.desc(id);
+  // This thread owns the page now (I1): W is kClosed, maybe kKept.
+  // relaxed: the pop (acquire) ordered it; nothing races it.
+  if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
+    s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+  }
+  // relaxed (both): published by the push below; a freer of slot 0 gets its
+  // pointer from this thread, after these stores.
+  d.class_bytes.store(static_cast<std::uint32_t>(class_bytes), std::memory_order_relaxed);
+  d.word.store((slot_mask(s.slots_for(class_bytes)) & ~std::uint64_t{1}) | kListed,
+               std::memory_order_relaxed);
+  s.open_pages.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
+  stack.push(id, s.descs());                             // slots >= 2: room is left
+  return s.page_address(id);
 }
 
 // Takes a slot of page `id`, whose listing this thread holds; pushes the
@@ -160,7 +236,11 @@ void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept
   // (it acquires Closed); acquire pairs with its unlisting.
   const std::uint64_t flip = kClosing | kClosed | (keep ? kKept : 0);
   const std::uint64_t before = d.word.fetch_xor(flip, std::memory_order_acq_rel);
-  if ((before & kListed) == 0) push_closed(s, id, before ^ flip);
+  if ((before & kListed) == 0) {
+    push_closed(s, id, before ^ flip);
+  } else {
+    s.stranded.fetch_add(1, std::memory_order_relaxed);  // relaxed: see State::stranded
+  }
 }
 
 }  // namespace
@@ -260,7 +340,8 @@ void trim(State& s) noexcept {
       // back); relaxed on failure: the page is in another state.
       if (d.word.compare_exchange_strong(word, kClosing | kListed, std::memory_order_acq_rel,
                                          std::memory_order_relaxed)) {
-        s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+        s.kept.fetch_sub(1, std::memory_order_relaxed);      // relaxed: a count (I6)
+        s.stranded.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as above
         finish_closing(s, d, chunk->index << kPageShift | p, false);
       }
     }

@@ -13,7 +13,8 @@
 //            (BlockPoolOptions::keep_empty_pages), not given back.
 // Invariants (block_pool_pages.cc relies on them at each step):
 //   I1. kListed is set while the page is on a partial stack or popped from
-//       one by exactly one thread (it "holds the listing"); a page is on at
+//       one (alone, or with the whole stack by a sweep) by exactly one
+//       thread (it "holds the listing"); a page is on at
 //       most one stack (one `next` link), and on the free-page or the
 //       kept-page stack only when Closed and not listed: on the kept-page
 //       stack exactly when kKept.
@@ -30,7 +31,10 @@
 //       listing holder when it unlists) pushes the page on the kept-page
 //       stack if kKept, else on the free-page stack. So a page is reopened
 //       only after give_back returned, and trim() finds the kept pages
-//       without taking the free ones from an allocation.
+//       without taking the free ones from an allocation. A page that
+//       closed while listed waits on its partial stack for its holder:
+//       the next pop of its class, or the sweep of every partial stack
+//       that comes before a new chunk is mapped.
 //   I6. kept (the count) is the number of pages with kKept; at most
 //       keep_limit, taken by CAS before a page is kept, plus the pages the
 //       OS refused to take back (finish_closing keeps those past the limit).
@@ -186,12 +190,19 @@ struct BlockPool::State {
   internal::pool::PageStack kept_pages;  // I1: Closed and kKept, not listed
   std::atomic<std::size_t> chunk_count{0};
   std::atomic<std::size_t> kept{0};  // I6
+  // Pages Closed and still listed (closed while on a partial stack): +1 by
+  // the closer that leaves a page so, -1 by the holder that unlists one, or
+  // by trim() when it takes a kept one back to Closing (the -1 may come
+  // before its +1: signed). relaxed: only sweep_or_map's choice
+  // reads it; a stale count costs a chunk mapped or a sweep, not a slot.
+  std::atomic<std::int64_t> stranded{0};
   // relaxed: statistics.
   std::atomic<std::size_t> open_pages{0};
   std::atomic<std::size_t> large_pages{0};
   std::atomic<std::uint64_t> given_back{0};
   std::atomic<std::size_t> mapped_bytes{0};
   std::mutex large_mutex;
+  std::mutex grow_mutex;  // sweeps the partial stacks, maps chunks (sweep_or_map)
   internal::pool::LargeRecord large{&large, &large, 0, 0};  // the list's sentinel
 
   PageDesc& desc(std::uint32_t id) noexcept {

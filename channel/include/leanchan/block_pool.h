@@ -37,7 +37,12 @@
 //     size class and shard (8 shards; a thread uses its own shard's and
 //     takes from the others' before it opens a new page). An allocation
 //     pops a page, takes a slot, and pushes the page back if it still has
-//     one; a free that makes a full page non-full pushes it.
+//     one; a free that makes a full page non-full pushes it. A page whose
+//     last slot is freed while it waits on a partial stack stays there
+//     until an allocation of its class pops it, or until the pool would
+//     otherwise map a new chunk: it then sweeps every partial stack first
+//     (when such pages are at least an eighth of the open pages, and 16),
+//     so a burst of one class reuses the pages another class emptied.
 //   - The free that frees a page's last slot closes the page in the same
 //     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
 //     resident set at once and reads back as zeros), and recycles its
@@ -55,10 +60,11 @@
 //     pressure. The price, a madvise and a page fault when a page empties
 //     and is reused, is measured in docs/budgets.md; keep_empty_pages
 //     trades a few resident pages for it.
-//   - No lock on the small path. Own-mapping allocations (above
-//     kLargestClass) are each an mmap/munmap, which the kernel serializes
-//     per process anyway; a mutex guards the list of them that the
-//     destructor unmaps.
+//   - No lock on the small path but where it sweeps or maps a chunk (a
+//     mutex, so that one thread sweeps at a time: when no emptied page is
+//     left on the page stacks). Own-mapping allocations (above kLargestClass) are each
+//     an mmap/munmap, which the kernel serializes per process anyway; a
+//     mutex guards the list of them that the destructor unmaps.
 //
 // Off Linux (or with -DLEANCHAN_BLOCK_POOL_BACKEND=portable) chunks and
 // own mappings come from the aligned global operator new instead, and an
