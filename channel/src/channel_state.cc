@@ -25,6 +25,12 @@ void collect_before_queue(void* context, const Locked& held) noexcept {
 
 }  // namespace
 
+void ChannelState::end_sending() noexcept {
+  close();
+  GiveBack::give_back_unredeemed(*this);
+  notify_receiver();
+}
+
 PermitOutcome ChannelState::try_acquire_permits(std::uint32_t count) noexcept {
   const PermitOutcome outcome = semaphore_.try_acquire(count);
   if (outcome != PermitOutcome::kFull) return outcome;

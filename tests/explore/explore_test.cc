@@ -623,6 +623,12 @@ TEST(Explore, RedeemRacingAWithdrawnHandOff) {
                [] { leanchan::explore_test::redeem_racing_a_withdrawn_hand_off(); });
 }
 
+// The last sender's drop racing a hand-off to its queued send notifier.
+TEST(Explore, LastSenderRacingAHandOff) {
+  run_scenario("last sender racing a hand-off", 2,
+               [] { leanchan::explore_test::last_sender_racing_a_hand_off(); });
+}
+
 // Two budget charges racing each other and a refund (MemoryBudget).
 TEST(Explore, BudgetChargeRacingARefund) {
   run_scenario("budget charge racing a refund", 2,

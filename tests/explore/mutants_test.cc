@@ -230,4 +230,13 @@ TEST(ExploreMutant, GrantShownBeforeTheSettle) {
       explore_with_env([] { leanchan::explore_test::redeem_racing_a_withdrawn_hand_off(); }, 19));
 }
 
+// Defect 20: the last sender's drop closes the channel but leaves a slot
+// already handed to its send notifier in use: nobody can redeem it, and
+// the receiver sleeps for good.
+TEST(ExploreMutant, LastSenderKeepsAnUnredeemedSlot) {
+  expect_caught(
+      "last sender keeps an unredeemed slot",
+      explore_with_env([] { leanchan::explore_test::last_sender_racing_a_hand_off(); }, 20));
+}
+
 }  // namespace

@@ -463,6 +463,28 @@ inline void cancelled_notifier_then_give_back() {
   explore::check(rx.recv() == 3, "the last message");
 }
 
+// The last sender goes (another thread) while the receiver's take frees
+// the only slot, a send notifier queued for it: the take's hand-off gives
+// the notifier the slot before the drop's close (the drop then gives it
+// back, as nothing can redeem it), or the close fires the notifier without
+// one first. Either way the receiver, asleep in recv() at once after its
+// take, wakes to the end, and the slot is free.
+inline void last_sender_racing_a_hand_off() {
+  auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& rx = channel.second;
+  explore::check(channel.first.try_send(0).ok(), "fill the only slot");
+  Event event;
+  Notifier notifier(&Event::fire, &event);
+  explore::check(channel.first.notify_when_room(notifier) == RoomStatus::kArmed, "queued");
+  auto* last = &channel.first;
+  explore::spawn([last] { auto gone = std::move(*last); });
+  explore::check(rx.recv() == 0, "the queued message");
+  explore::check(!rx.recv().has_value(), "the end, with the notifier's slot given back");
+  explore::join_all();
+  explore::check(event.fired.load() == 1, "the notifier fired once, with or without a slot");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "ended");
+}
+
 }  // namespace leanchan::explore_test
 
 #endif  // LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_

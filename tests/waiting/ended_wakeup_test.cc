@@ -196,3 +196,35 @@ TEST(EndedWakeup, TheLastSenderGoingWithItsNotifierQueuedEndsTheChannel) {
 }
 
 }  // namespace
+
+// The last sender goes while send notifiers hold slots they were handed and
+// did not redeem: nothing can redeem or cancel them any more, so the drop
+// gives those slots back itself, and the receiver, armed, is told of the
+// end once it has taken what is queued. (The slots used to stay in use for
+// good: try_recv() said kEmpty and recv() slept.) A notifier holding a slot
+// may then be destroyed.
+TEST(EndedWakeup, TheLastSenderGivesBackTheSlotsItsNotifiersHold) {
+  auto [tx, rx] = leanchan::channel<int, 1>(3);
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(tx.try_send(i).ok());
+  Notifier first{&on_sender, nullptr};
+  Notifier second{&on_sender, nullptr};
+  ASSERT_EQ(tx.notify_when_room(first), leanchan::RoomStatus::kArmed);
+  ASSERT_EQ(tx.notify_when_room(second), leanchan::RoomStatus::kArmed);
+  EXPECT_EQ(rx.try_recv().value(), 1);  // its slot goes to `first`
+  EXPECT_EQ(rx.try_recv().value(), 2);  // and this one to `second`
+  ASSERT_EQ(tx.notify_when_room(first), leanchan::RoomStatus::kHoldsSlot);
+  ASSERT_EQ(tx.notify_when_room(second), leanchan::RoomStatus::kHoldsSlot);
+  ASSERT_TRUE(tx.try_send(4, first).ok());  // `first` redeems; `second` never does
+  g_receiver_calls = 0;
+  Notifier receiver{&on_receiver, nullptr};
+  rx.set_notifier(receiver);
+  ASSERT_TRUE(rx.arm_notifier()) << "messages are queued";
+  EXPECT_EQ(rx.try_recv().value(), 3);
+  EXPECT_EQ(rx.try_recv().value(), 4);
+  ASSERT_FALSE(rx.arm_notifier()) << "senders are left: not ended";
+  { auto gone = std::move(tx); }
+  EXPECT_EQ(g_receiver_calls.load(), 1) << "the armed receiver was not told of the end";
+  ASSERT_EQ(rx.try_recv().status(), RecvStatus::kDisconnected);
+  EXPECT_FALSE(rx.recv().has_value());  // (would sleep for good before)
+  rx.clear_notifier();
+}

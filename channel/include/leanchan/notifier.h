@@ -46,11 +46,13 @@
 //   Redeem it with Sender::try_send(value, notifier) or
 //   try_reserve(notifier), or give it back with cancel_notify(notifier),
 //   which passes it to the next waiter. Like a Permit, an unredeemed slot
-//   keeps the channel from ending for the receiver; unlike a Permit it is
-//   not returned on destruction: destroying a notifier that is queued or
-//   holds a slot is a bug (asserted in debug builds). Nor is it returned
-//   when the last Sender goes, and nothing can give it back without one:
-//   redeem or cancel_notify before dropping the last Sender.
+//   keeps the channel from ending for the receiver while senders are
+//   left; unlike a Permit it is not returned when the notifier is
+//   destroyed (a notifier does not know its channel): the slot stays in
+//   use until the last Sender (and Permit) goes, which gives back every
+//   slot handed to a notifier and not redeemed, so the receiver sees the
+//   end. Destroying a notifier that is queued or being called is a bug
+//   (asserted in debug builds).
 // - A send notifier may go away as soon as the try_send(value, notifier)
 //   or try_reserve(notifier) that redeemed its slot returns: if its
 //   callback is still returning on the thread that fired it, the redeem
@@ -79,13 +81,16 @@ class Notifier {
   }
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
-  // A notifier still attached to a receiver, queued, or holding a slot
+  // A notifier still attached to a receiver, queued, or being called
   // would be called, or unlinked, after its end: asserted in debug builds.
   // (Declare it before the Receiver it is attached to, so that the
-  // receiver, destroyed first, detaches it; or clear_notifier first.)
+  // receiver, destroyed first, detaches it; or clear_notifier first.) One
+  // that holds a slot may go: the slot stays in use until the last Sender
+  // goes (see above).
   ~Notifier() {
-    assert(node_.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle &&
-           "leanchan: Notifier destroyed while armed or holding a slot "
+    assert(internal::WaitNode::phase(node_.state.load(std::memory_order_relaxed)) ==
+               internal::WaitNode::kIdle &&
+           "leanchan: Notifier destroyed while armed or being called "
            "(cancel_notify / clear_notifier first)");
     assert(node_.next == nullptr &&
            "leanchan: Notifier destroyed while attached to a receiver (clear_notifier first)");

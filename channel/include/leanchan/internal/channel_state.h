@@ -236,17 +236,17 @@ class LEANCHAN_API ChannelState {
   void detach_receive_node() noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
-  // The last sender closes the channel and tells the receiver. No sender
-  // can come back (WeakSender::upgrade fails at 0), so the close refuses
-  // nothing; it fires the send notifiers still queued without a slot: a
-  // slot handed to one could be neither redeemed nor cancelled (both need a
-  // Sender) and would keep the channel from ending.
+  // The last Sender, Permit or PermitBatch going ends sending (end_sending).
   void remove_sender() noexcept {
-    if (lifetime_.remove_sender()) {
-      close();
-      notify_receiver();
-    }
+    if (lifetime_.remove_sender()) end_sending();
   }
+  // Closes the channel and tells the receiver. No sender can come back
+  // (WeakSender::upgrade fails at 0), so the close refuses nothing; it fires
+  // the send notifiers still queued without a slot. Slots already handed to
+  // send notifiers and not redeemed are given back (GiveBack::
+  // give_back_unredeemed): nothing can redeem or cancel them any more (both
+  // need a Sender), and they would keep the channel from ending.
+  void end_sending() noexcept;
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
   void free_all_blocks(const BlockLayout& layout) noexcept { blocks_.free_all_blocks(layout); }

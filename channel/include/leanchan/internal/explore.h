@@ -75,6 +75,9 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 //     CAS makes it take effect, and a withdrawal puts the node back to
 //     plain firing: a redeem in between counts the slot twice, and an owner
 //     awaiting the firing is never woken.
+// 20: the last sender's drop leaves a slot already handed to a send
+//     notifier in use (GiveBack::give_back_unredeemed does nothing): the
+//     channel never ends.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

@@ -62,6 +62,13 @@ class LEANCHAN_API GiveBack {
   // Returns the blocks freed.
   static std::size_t release_unused_numbered(ChannelState& state, std::uint64_t index,
                                              const BlockLayout& layout) noexcept;
+  // Once no Sender, Permit or PermitBatch is left (ChannelState::
+  // end_sending): the slots in use that no claimed position accounts for
+  // (invariant P) can only be slots handed to send notifiers that nobody
+  // can redeem any more; they go back, under the lock
+  // (PermitWord::release_unclaimed). Nothing waits for them: the close
+  // before it fired every waiter.
+  static void give_back_unredeemed(ChannelState& state) noexcept;
   // Lock-free: true if some permit is out beyond what the receiver, at
   // `index`, can owe (at most the slots it took in its block). A hint: the
   // lock decides.

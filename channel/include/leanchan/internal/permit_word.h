@@ -210,6 +210,24 @@ class LEANCHAN_API PermitWord {
       }
     }
   }
+  // Under the list lock, once nothing can claim any more (no Sender,
+  // Permit or PermitBatch is left), with `returned` the returned position
+  // exactly: gives back every slot in use that belongs to no claimed
+  // position (invariant P: the claim position minus `returned` are), and
+  // clears bit 3. seq_cst: as clear_pending_if_claimed; the receiver's end
+  // check then reads the slots gone (its Dekker pair: see try_release).
+  void release_unclaimed(std::uint64_t returned, std::uint64_t slots) noexcept {
+    Word word = word_.load(std::memory_order_seq_cst);
+    while (pending_of(word)) {
+      const std::uint64_t claimed = Positions::distance(position_of(word), returned, slots);
+      const std::uint32_t used = used_of(word);
+      const Word unclaimed = used > claimed ? used - claimed : 0;
+      if (word_.compare_exchange_weak(word, (word - unclaimed * kUsedUnit) & ~kPendingBit,
+                                      std::memory_order_seq_cst, std::memory_order_seq_cst)) {
+        return;
+      }
+    }
+  }
   // close() found waiters and woke them all: their partial grants go back
   // and both waiting bits clear.
   void finish_close(std::uint32_t returned) noexcept {
