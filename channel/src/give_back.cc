@@ -20,8 +20,10 @@ void GiveBack::clear_pending(ChannelState& state, const Locked& held) noexcept {
 void GiveBack::give_back_unredeemed(ChannelState& state) noexcept {
   PermitWord& word = state.semaphore_.word();
   // relaxed: a look, to skip the lock when no slot is out unclaimed (bit 3
-  // clear); a grant sets the bit under the lock, and every grant was shown
-  // before the close this follows (both under the lock).
+  // clear). It follows this thread's close, an RMW of the same word, so it
+  // reads the word as that RMW left it or later: a grant before the close
+  // set the bit by then (the settle's RMW), and one decided after it is
+  // withdrawn by the close, which waits for the lock when anyone is queued.
   if (!PermitWord::pending_of(word.peek())) return;
 #if defined(LEANCHAN_EXPLORE)
   if (explore::mutant() == 20) return;  // the explorer's self-test: kept for good

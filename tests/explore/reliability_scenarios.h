@@ -474,7 +474,10 @@ inline void last_sender_racing_a_hand_off() {
   auto& rx = channel.second;
   explore::check(channel.first.try_send(0).ok(), "fill the only slot");
   Event event;
-  Notifier notifier(&Event::fire, &event);
+  // Never destroyed: it may end showing the slot the drop gave back (a
+  // misuse that debug builds report at its destruction).
+  alignas(Notifier) unsigned char storage[sizeof(Notifier)];
+  Notifier& notifier = *::new (storage) Notifier(&Event::fire, &event);
   explore::check(channel.first.notify_when_room(notifier) == RoomStatus::kArmed, "queued");
   auto* last = &channel.first;
   explore::spawn([last] { auto gone = std::move(*last); });

@@ -46,13 +46,16 @@
 //   Redeem it with Sender::try_send(value, notifier) or
 //   try_reserve(notifier), or give it back with cancel_notify(notifier),
 //   which passes it to the next waiter. Like a Permit, an unredeemed slot
-//   keeps the channel from ending for the receiver while senders are
-//   left; unlike a Permit it is not returned when the notifier is
-//   destroyed (a notifier does not know its channel): the slot stays in
-//   use until the last Sender (and Permit) goes, which gives back every
-//   slot handed to a notifier and not redeemed, so the receiver sees the
-//   end. Destroying a notifier that is queued or being called is a bug
-//   (asserted in debug builds).
+//   keeps the channel from ending for the receiver; unlike a Permit it is
+//   not returned on destruction (a notifier does not know its channel):
+//   destroying a notifier that is queued or holds a slot is a bug
+//   (asserted in debug builds). Redeem or cancel_notify before dropping
+//   the last Sender. If the last Sender (and Permit) goes anyway, the
+//   slots still handed to notifiers go back, so that the receiver sees
+//   the end; but such a notifier still shows its slot, and is good for
+//   nothing more: armed or redeemed on another channel it would use a
+//   slot it was never handed there, and its destruction is where debug
+//   builds report the misuse.
 // - A send notifier may go away as soon as the try_send(value, notifier)
 //   or try_reserve(notifier) that redeemed its slot returns: if its
 //   callback is still returning on the thread that fired it, the redeem
@@ -81,16 +84,14 @@ class Notifier {
   }
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
-  // A notifier still attached to a receiver, queued, or being called
-  // would be called, or unlinked, after its end: asserted in debug builds.
-  // (Declare it before the Receiver it is attached to, so that the
-  // receiver, destroyed first, detaches it; or clear_notifier first.) One
-  // that holds a slot may go: the slot stays in use until the last Sender
-  // goes (see above).
+  // A notifier still attached to a receiver, queued, or holding a slot
+  // would be called, or unlinked, after its end, or keep its slot in use:
+  // asserted in debug builds. (Declare it before the Receiver it is
+  // attached to, so that the receiver, destroyed first, detaches it; or
+  // clear_notifier first.)
   ~Notifier() {
-    assert(internal::WaitNode::phase(node_.state.load(std::memory_order_relaxed)) ==
-               internal::WaitNode::kIdle &&
-           "leanchan: Notifier destroyed while armed or being called "
+    assert(node_.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle &&
+           "leanchan: Notifier destroyed while armed or holding a slot "
            "(cancel_notify / clear_notifier first)");
     assert(node_.next == nullptr &&
            "leanchan: Notifier destroyed while attached to a receiver (clear_notifier first)");

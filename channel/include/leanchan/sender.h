@@ -153,8 +153,9 @@ class Sender {
   // is first in line, the slot is handed to it (no one else can take it:
   // a plain try_send fails with kFull meanwhile) and its callback runs, on
   // the thread that freed the slot; on close (the last Sender going closes
-  // the channel too) it runs without a slot. A slot not redeemed nor given
-  // back stays in use until the last Sender goes, which gives it back.
+  // the channel too) it runs without a slot. Redeem or give back a slot
+  // before dropping the last Sender (notifier.h: if it goes first, the
+  // slot goes back, but the notifier is good for nothing more).
   // Redeem the slot with try_send(value, notifier) or
   // try_reserve(notifier), or give it back with cancel_notify(notifier).
   // The loop to write:
