@@ -7,9 +7,11 @@
 #   scripts/test.sh tsan     ThreadSanitizer
 #   scripts/test.sh clang    Clang instead of GCC (warnings as errors; the
 #                            channel also with -Wconversion, as with GCC)
-#   scripts/test.sh portable the portable wait backend (condition variables
-#                            instead of Linux futexes), every test but the
-#                            explorer's (which replaces the backend anyway)
+#   scripts/test.sh portable the portable backends, as off Linux: the wait
+#                            backend on condition variables instead of
+#                            futexes, BlockPool on operator new instead of
+#                            mmap; every test but the explorer's (which
+#                            replaces the wait backend anyway)
 #
 # Sanitizer runs shrink the stress rounds (LEANCHAN_STRESS_SCALE) to fit CI.
 # The schedule explorer (labels explore, explore-mutants) runs in the
@@ -28,7 +30,7 @@ case "$mode" in
         scale="${LEANCHAN_STRESS_SCALE:-0.1}"; skip=(-LE explore) ;;
   clang) build=build-clang; flags=(-DCMAKE_CXX_COMPILER=clang++ -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
-  portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+  portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_BLOCK_POOL_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(-LE explore) ;;
   *) echo "usage: $0 [release|asan|tsan|clang|portable]" >&2; exit 2 ;;
 esac
