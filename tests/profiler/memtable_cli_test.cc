@@ -5,6 +5,7 @@
 // selects nothing); and a small successful run.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,10 +22,17 @@ struct CliResult {
 
 enum class Capture { kBoth, kStdout, kStderr };
 
+// A file name of this process's own in the temporary directory.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "memtable_cli_" + std::to_string(::getpid()) + "_" + name;
+}
+
 CliResult run_memtable(const std::string& arguments, Capture capture = Capture::kBoth) {
-  // One file per test: ctest runs these tests in parallel processes.
-  const std::string log = ::testing::TempDir() + "memtable_cli_" +
-                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
+  // One file per test and process: ctest runs these tests in parallel
+  // processes, and two builds' runs (release and a sanitizer's) may share
+  // the temporary directory.
+  const std::string log = temp_path(
+      std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".txt");
   const char* redirect = capture == Capture::kBoth     ? " > LOG 2>&1"
                          : capture == Capture::kStdout ? " > LOG 2>/dev/null"
                                                        : " 2> LOG >/dev/null";
@@ -32,9 +40,12 @@ CliResult run_memtable(const std::string& arguments, Capture capture = Capture::
   redirection.replace(redirection.find("LOG"), 3, log);
   const std::string command = std::string(LEANCHAN_MEMTABLE_PATH) + " " + arguments + redirection;
   const int status = std::system(command.c_str());
-  std::ifstream in(log);
   std::stringstream text;
-  text << in.rdbuf();
+  {
+    std::ifstream in(log);
+    text << in.rdbuf();
+  }
+  std::remove(log.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text.str()};
 }
 
@@ -185,15 +196,18 @@ TEST(MemtableCli, UnknownFlagFails) {
 }
 
 TEST(MemtableCli, WritesCsvToAFile) {
-  const std::string path = ::testing::TempDir() + "memtable_cli_report.csv";
+  const std::string path = temp_path("report.csv");
   const CliResult run = run_memtable(
       "--designs=leanchan-b8 --message_sizes=24 --capacities=16 "
       "--many_channels=none --format=csv --output=" +
       path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  std::ifstream in(path);
   std::stringstream text;
-  text << in.rdbuf();
+  {
+    std::ifstream in(path);
+    text << in.rdbuf();
+  }
+  std::remove(path.c_str());
   // B = 8, S = 24, C = 16: create 64, fill 64 + 2 * (16 + 8 * 24) = 480 in 2
   // allocations, drain 64 + (16 + 8 * 24) = 272; the prediction equals them.
   EXPECT_NE(text.str().find("memory,glibc malloc,leanchan-b8,24,16,64,480,272,2,64,480,272,true"),
