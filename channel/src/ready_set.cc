@@ -22,8 +22,9 @@ ReadyEntry::~ReadyEntry() {
   // queued. Nothing fires it now, and whatever silenced its source
   // (clear_notifier waits out a running callback) ordered the last fire
   // before this; acquire reads that fire's exchange whole all the same.
-  const bool in_rest = ReadySet::DrainScope::forget(this);
-  if (!in_rest && queued_.load(std::memory_order_acquire)) set_->unlink_queued(this);
+  // Only an entry marked queued and not being visited is on the stack.
+  const bool in_drain = ReadySet::DrainScope::forget(this);
+  if (!in_drain && state_.load(std::memory_order_acquire) == kQueued) set_->unlink_queued(this);
   set_->entries_.fetch_sub(1, std::memory_order_relaxed);  // see ReadySet::entries_
 }
 
@@ -35,34 +36,56 @@ ReadySet::DrainScope::DrainScope(ReadySet* drained, ReadyEntry* batch) noexcept
 ReadySet::DrainScope::~DrainScope() {
   innermost_drain_ = outer_;
   // Both are null unless visit threw.
-  if (visiting != nullptr) ReadyEntry::on_ready(visiting);
+  if (visiting != nullptr) {
+    // Queued again, and on the stack (while visited, a fire pushes
+    // nothing). acq_rel: as end_visit's.
+    (void)visiting->state_.exchange(ReadyEntry::kQueued, std::memory_order_acq_rel);
+    set->push(visiting);
+  }
   if (rest != nullptr) set->requeue(rest);
 }
 
 bool ReadySet::DrainScope::forget(ReadyEntry* entry) noexcept {
-  bool in_rest = false;
+  bool in_drain = false;
   for (DrainScope* scope = innermost_drain_; scope != nullptr; scope = scope->outer_) {
     if (scope->set != entry->set_) continue;
-    if (scope->visiting == entry) scope->visiting = nullptr;
+    if (scope->visiting == entry) {
+      scope->visiting = nullptr;
+      in_drain = true;  // visited, so on no stack
+    }
     // The rest's links are stable: its entries are marked queued, so no
     // fire pushes (relinks) them.
-    for (ReadyEntry** link = &scope->rest; !in_rest && *link != nullptr; link = &(*link)->next_) {
+    for (ReadyEntry** link = &scope->rest; !in_drain && *link != nullptr; link = &(*link)->next_) {
       if (*link == entry) {
         *link = entry->next_;
-        in_rest = true;
+        in_drain = true;
         break;  // *link may be null now: no step past it
       }
     }
   }
-  return in_rest;
+  return in_drain;
 }
 
 void ReadyEntry::fire(void* self) noexcept {
   auto* entry = static_cast<ReadyEntry*>(self);
-  // acq_rel: only the first fire after a drain queues the entry; its
+  // acq_rel: only the first fire after a visit began queues the entry; its
   // release half is what drain's exchange acquires (the source's state,
-  // written before it fired, is then seen by the visit).
-  if (!entry->queued_.exchange(true, std::memory_order_acq_rel)) entry->set_->push(entry);
+  // written before it fired, is then seen by the visit), directly or
+  // through end_visit's RMW, which continues its release sequence. While
+  // the entry is visited it is on no stack: end_visit pushes it.
+  if (entry->state_.fetch_or(kQueued, std::memory_order_acq_rel) == 0) entry->set_->push(entry);
+}
+
+void ReadySet::end_visit(ReadyEntry* entry) noexcept {
+  // acq_rel: release, so that a thread whose queued() reads the 0 written
+  // here sees every access of the visit before it destroys the entry;
+  // acquire, so that the push below follows the fire it read.
+  const std::uint8_t before =
+      entry->state_.fetch_and(static_cast<std::uint8_t>(~ReadyEntry::kVisiting),
+                              std::memory_order_acq_rel);
+  // Fired during the visit: still marked queued, so that no fire pushes it
+  // and no other thread destroys it; it goes on the stack here.
+  if ((before & ReadyEntry::kQueued) != 0) push(entry);
 }
 
 // Linux: one eventfd (a counter). Elsewhere: a non-blocking pipe, whose

@@ -388,7 +388,8 @@ TEST(ReadySet, AVisitThatDestroysItsEntryAndThrowsLeavesIt) {
 // queued(), for a thread other than the loop's: a fire that raced the
 // visit's arm_notifier() queued the entry again (simulated here by firing
 // it from the visit), so after clear_notifier() it stays true until the
-// next drain visits the entry once more; then false, and it stays false.
+// next drain has visited the entry once more; then false, and it stays
+// false.
 TEST(ReadySet, QueuedSaysWhenAnEntryMayBeDestroyed) {
   leanchan::ReadySet ready;
   auto tx_rx = leanchan::channel<int, 4>(4);  // no structured binding: captured below (Clang 14)
@@ -411,10 +412,72 @@ TEST(ReadySet, QueuedSaysWhenAnEntryMayBeDestroyed) {
   ready.drain([&](leanchan::ReadyEntry& e) {
     ++visits;
     EXPECT_EQ(&e, entry.get());
-    EXPECT_FALSE(e.queued());
+    EXPECT_TRUE(e.queued());  // being visited: the set still holds it
   });
   EXPECT_EQ(visits, 1);
+  EXPECT_FALSE(entry->queued());
   entry.reset();  // not queued, not attached: nothing touches it again
+  EXPECT_EQ(ready.drain([](leanchan::ReadyEntry&) {}), 0u);
+}
+
+// A thread other than the loop's that destroys an entry as soon as
+// queued() says it may, after clear_notifier(), must not free it while a
+// drain visits it: queued() stays true until the visit has returned.
+// (It turned false as the visit began: the entry, and the service around
+// it, could be freed under the visit, or under the unwinding drain that
+// fires it again when the visit throws.)
+TEST(ReadySet, QueuedStaysTrueUntilTheVisitReturns) {
+  leanchan::ReadySet ready;
+  auto tx_rx = leanchan::channel<int, 4>(4);
+  auto& tx = tx_rx.first;
+  auto& rx = tx_rx.second;
+  leanchan::ReadyEntry entry(ready, nullptr);
+  entry.watch(rx);
+  ASSERT_TRUE(tx.try_send(1).ok());
+  rx.clear_notifier();  // the service is being retired: nothing fires it any more
+  ASSERT_TRUE(entry.queued());
+  std::atomic<bool> watching{false};
+  std::atomic<bool> passed{false};  // the other thread saw !queued()
+  std::thread destroyer([&] {
+    watching.store(true, std::memory_order_release);
+    while (entry.queued()) std::this_thread::yield();
+    passed.store(true, std::memory_order_release);  // it would destroy the entry here
+  });
+  bool passed_during_visit = false;
+  ready.drain([&](leanchan::ReadyEntry& e) {
+    EXPECT_TRUE(e.queued());
+    while (!watching.load(std::memory_order_acquire)) std::this_thread::yield();
+    // Give the other thread many looks at the entry while this visit runs.
+    for (int i = 0; i < 2000 && !passed.load(std::memory_order_acquire); ++i) {
+      std::this_thread::yield();
+    }
+    passed_during_visit = passed.load(std::memory_order_acquire);
+  });
+  destroyer.join();
+  EXPECT_FALSE(passed_during_visit);
+  EXPECT_TRUE(passed.load());
+  EXPECT_FALSE(entry.queued());
+}
+
+// A fire during a visit queues the entry once more, for the next drain (it
+// goes back on the stack when the visit returns, and the fd is readable);
+// several fires there still make one visit.
+TEST(ReadySet, FiresDuringAVisitQueueItOnceForTheNextDrain) {
+  leanchan::ReadySet ready;
+  leanchan::ReadyEntry entry(ready, nullptr);
+  leanchan::ReadyEntry::on_ready(&entry);
+  EXPECT_EQ(ready.drain([&](leanchan::ReadyEntry& e) {
+    leanchan::ReadyEntry::on_ready(&e);
+    leanchan::ReadyEntry::on_ready(&e);
+    pollfd fd{ready.fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&fd, 1, 0), 0);  // not on the stack while visited
+  }),
+            1u);
+  EXPECT_TRUE(entry.queued());
+  pollfd fd{ready.fd(), POLLIN, 0};
+  EXPECT_EQ(::poll(&fd, 1, 0), 1);
+  EXPECT_EQ(ready.drain([](leanchan::ReadyEntry&) {}), 1u);
+  EXPECT_FALSE(entry.queued());
   EXPECT_EQ(ready.drain([](leanchan::ReadyEntry&) {}), 0u);
 }
 

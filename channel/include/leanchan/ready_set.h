@@ -37,7 +37,8 @@
 // its receiver (declare it first, as above) or after clear_notifier(). On
 // the loop's thread it may then be destroyed at any time, inside a visit
 // too: it leaves the set's queue. On another thread it may be destroyed
-// only while !queued() (see ReadyEntry::queued). The set must outlive
+// only while !queued(), which is true from a fire until the end of the
+// visit that follows (see ReadyEntry::queued). The set must outlive
 // every entry made on it (~ReadySet aborts with a message otherwise).
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
@@ -46,6 +47,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/notifier.h"
@@ -81,14 +84,16 @@ class LEANCHAN_API ReadyEntry {
   }
   void* user() const noexcept { return user_; }
   Notifier& notifier() noexcept { return notifier_; }
-  // Whether the entry is in its set's queue (it fired since its last
-  // visit, or its visit has not come yet). Only a thread other than the
-  // loop's needs it: there an entry may be destroyed only when it is not
-  // queued, and after its receiver's clear_notifier() nothing fires it any
-  // more, so false then stays false. acquire: reads a fire's exchange
-  // (acq_rel) whole; what makes the answer final is clear_notifier(), which
-  // returns only once no callback runs.
-  bool queued() const noexcept { return queued_.load(std::memory_order_acquire); }
+  // Whether the set still holds the entry: it is in the set's queue (it
+  // fired since its last visit began) or a drain is visiting it. Only a
+  // thread other than the loop's needs it: there an entry may be destroyed
+  // only when this is false, and after its receiver's clear_notifier()
+  // nothing fires it any more, so false then stays false. acquire: reads
+  // a fire's RMW whole, and the end of the last visit (drain's RMW,
+  // acq_rel), so that the visit's accesses happen before the destruction;
+  // what makes the answer final is clear_notifier(), which returns only
+  // once no callback runs.
+  bool queued() const noexcept { return state_.load(std::memory_order_acquire) != 0; }
   // The entry's callback, for readiness sources other than a leanchan
   // Receiver: call it with the entry's address to queue the entry.
   static void on_ready(void* entry) noexcept { fire(entry); }
@@ -97,10 +102,16 @@ class LEANCHAN_API ReadyEntry {
   friend class ReadySet;
   static void fire(void* self) noexcept;
 
+  // state_'s bits. kQueued: fired since its last visit began (on the stack,
+  // in a drain's batch, or, while kVisiting, to be pushed when the visit
+  // ends). kVisiting: a drain is visiting it (it is on no stack then).
+  static constexpr std::uint8_t kQueued = 1;
+  static constexpr std::uint8_t kVisiting = 2;
+
   Notifier notifier_;
   ReadySet* set_;
   ReadyEntry* next_ = nullptr;
-  internal::Atomic<bool> queued_{false};
+  internal::Atomic<std::uint8_t> state_{0};
   void* user_;
 };
 
@@ -128,17 +139,19 @@ class LEANCHAN_API ReadySet {
     std::size_t count = 0;
     while (scope.rest != nullptr) {
       ReadyEntry* const entry = scope.rest;
-      scope.rest = entry->next_;  // read before a fire can relink it
-      // acq_rel, an RMW, not a store: a fire's exchange either comes after
-      // this one (it reads false and queues the entry again) or before it
-      // (this one reads its true and acquires what the source wrote before
-      // firing, which visit then sees). A release store let visit's reads
-      // of the source pass it (store buffering): the fire, reading true,
-      // queued nothing while visit read the source's old state.
-      (void)entry->queued_.exchange(false, std::memory_order_acq_rel);
+      scope.rest = entry->next_;  // read before the visit can destroy it
+      // acq_rel, an RMW, not a store: a fire's fetch_or either comes after
+      // this one (it reads kVisiting and the visit's end pushes the entry
+      // again) or before it (this one reads its kQueued and acquires what
+      // the source wrote before firing, which visit then sees). A release
+      // store let visit's reads of the source pass it (store buffering):
+      // the fire, reading kQueued, queued nothing while visit read the
+      // source's old state.
+      (void)entry->state_.exchange(ReadyEntry::kVisiting, std::memory_order_acq_rel);
       scope.visiting = entry;
       visit(*entry);
-      scope.visiting = nullptr;
+      // Null if visit destroyed the entry (~ReadyEntry forgot it).
+      if (scope.visiting != nullptr) end_visit(std::exchange(scope.visiting, nullptr));
       ++count;
     }
     return count;
@@ -147,6 +160,9 @@ class LEANCHAN_API ReadySet {
  private:
   friend class ReadyEntry;
   void push(ReadyEntry* entry) noexcept;
+  // A visit of `entry` returned: it leaves the set (queued() turns false),
+  // or, if it fired during the visit, goes back on the stack.
+  void end_visit(ReadyEntry* entry) noexcept;
   ReadyEntry* take_all() noexcept;  // oldest first; clears the fd
   // Queues again a chain that take_all returned (each entry still marked
   // queued), for drain when visit throws.
@@ -159,8 +175,8 @@ class LEANCHAN_API ReadySet {
   // A drain's batch while visit runs, known to its thread (a thread-local
   // chain, innermost first), so that ~ReadyEntry can take an entry out of
   // it. Ending by an exception (no try: this header also builds with
-  // -fno-exceptions), it fires the entry being visited again (its visit
-  // did not finish) and queues the rest again.
+  // -fno-exceptions), it queues the entry being visited again (its visit
+  // did not finish) and the rest too.
   class LEANCHAN_API DrainScope {
    public:
     DrainScope(ReadySet* set, ReadyEntry* batch) noexcept;
@@ -169,7 +185,7 @@ class LEANCHAN_API ReadySet {
     DrainScope& operator=(const DrainScope&) = delete;
 
     // Forgets `entry` in every drain of this thread: returns whether it was
-    // in a batch's rest (rather than on the stack).
+    // in a batch's rest or being visited (so not on the stack).
     static bool forget(ReadyEntry* entry) noexcept;
 
     ReadySet* const set;
