@@ -16,6 +16,14 @@
 
 namespace leanchan {
 
+ManualExecutor::~ManualExecutor() {
+  // A task left marked queued would ignore every later schedule(), on any
+  // executor.
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (pop_locked() != nullptr) {
+  }
+}
+
 void ManualExecutor::schedule(ExecutorTask& task) noexcept {
   {
     std::lock_guard<std::mutex> lock(mutex_);

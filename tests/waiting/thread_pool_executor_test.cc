@@ -318,6 +318,47 @@ TEST(ThreadPoolExecutor, DestructionDiscardsQueuedTasksUnrun) {
   }
 }
 
+// ManualExecutor's destructor discards what is still queued the same way:
+// unmarked, so that another executor runs a task scheduled there later
+// (left marked queued, it ignored every schedule()).
+TEST(ManualExecutor, DestructionUnmarksQueuedTasks) {
+  int runs = 0;
+  auto first = fn_task([&] { ++runs; });
+  auto second = fn_task([&] { ++runs; });
+  {
+    leanchan::ManualExecutor executor;
+    executor.schedule(first);
+    executor.schedule(second);
+    EXPECT_TRUE(first.queued);
+  }
+  EXPECT_EQ(runs, 0);
+  EXPECT_FALSE(first.queued);
+  EXPECT_FALSE(second.queued);
+  leanchan::ManualExecutor next;
+  next.schedule(first);
+  next.schedule(second);
+  EXPECT_EQ(next.run_pending(), 2u);
+  EXPECT_EQ(runs, 2);
+}
+
+// A stop() made while no run() is in progress is remembered: the next
+// run() returns at once and runs nothing; the one after runs again.
+TEST(ManualExecutor, AStopBeforeRunEndsTheNextRun) {
+  leanchan::ManualExecutor executor;
+  int runs = 0;
+  auto task = fn_task([&] { ++runs; });
+  executor.schedule(task);
+  executor.stop();
+  executor.stop();  // counts as one
+  executor.run();   // returns at once
+  EXPECT_EQ(runs, 0);
+  EXPECT_TRUE(task.queued);
+  auto stopper = fn_task([&] { executor.stop(); });
+  executor.schedule(stopper);
+  executor.run();  // runs the task, then the stopper, and returns
+  EXPECT_EQ(runs, 1);
+}
+
 // Shutting down with a coroutine suspended on the pool: stop() and join(),
 // then the coroutine, then the pool (leanchan/executor.h, "Stopping").
 // The coroutine's destruction cancels its task on the pool, so it must

@@ -54,14 +54,26 @@ class LEANCHAN_API Executor {
 // a time.
 class LEANCHAN_API ManualExecutor final : public Executor {
  public:
+  ManualExecutor() = default;
+  ManualExecutor(const ManualExecutor&) = delete;
+  ManualExecutor& operator=(const ManualExecutor&) = delete;
+  // Discards the tasks still queued (their run never called) and marks
+  // them not queued, as ThreadPoolExecutor's destructor does. No run() or
+  // run_pending() may be in progress, and no thread may schedule any more.
+  ~ManualExecutor() override;
+
   void schedule(ExecutorTask& task) noexcept override;
   void cancel(ExecutorTask& task) noexcept override;
   // Runs queued tasks (including ones queued meanwhile) until none is left.
   // Returns how many ran. Never waits.
   std::size_t run_pending();
-  // Runs tasks as they come until stop() is called.
+  // Runs tasks as they come until a stop() ends it.
   void run();
-  // Makes run() return once the task it is running (if any) is done.
+  // Makes run() return once the task it is running (if any) is done. A
+  // stop() is remembered until a run() takes it: one made while no run()
+  // is in progress makes the next run() return at once, running nothing
+  // (the queued tasks stay queued). Several stop() calls before a run()
+  // takes them count as one.
   void stop() noexcept;
 
  private:
