@@ -247,6 +247,32 @@ TEST(ChannelApi, RecvManyAppendsUpToTheLimit) {
   EXPECT_EQ(rx.recv_many(out, 100), 0u);  // ended
 }
 
+// A vector that collects across many calls grows geometrically, as with
+// push_back: 4,096 messages taken one call at a time reallocate it about
+// log2(4,096) times, not once a call (recv_many grew it by the call's
+// limit, copying it whole each time: quadratic). A small first call still
+// reserves no more than its limit.
+TEST(ChannelApi, RecvManyGrowsACollectingVectorGeometrically) {
+  constexpr int kMessages = 4096;
+  auto [tx, rx] = leanchan::channel<int>(64);
+  std::vector<int> out;
+  int reallocations = 0;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_TRUE(tx.try_send(int{i}).ok());
+    const std::size_t before = out.capacity();
+    ASSERT_EQ(rx.recv_many(out, 1), 1u);
+    if (out.capacity() != before) ++reallocations;
+  }
+  ASSERT_EQ(out.size(), static_cast<std::size_t>(kMessages));
+  for (int i = 0; i < kMessages; ++i) ASSERT_EQ(out[static_cast<std::size_t>(i)], i);
+  // 1, 2, ..., 8 one at a time, then 16, 32, ..., 4,096: 8 + 9.
+  EXPECT_LE(reallocations, 17);
+  std::vector<int> small;
+  ASSERT_TRUE(tx.try_send(1).ok());
+  ASSERT_EQ(rx.recv_many(small, 3), 1u);
+  EXPECT_EQ(small.capacity(), 3u);
+}
+
 TEST(ChannelApi, MoveOnlyMessagesWork) {
   auto [tx, rx] = leanchan::channel<std::unique_ptr<int>, 2>(3);
   ASSERT_TRUE(tx.send(std::make_unique<int>(1)).ok());

@@ -304,12 +304,18 @@ class Receiver {
                : PollStatus::kEmpty;
   }
 
-  // Room for at least one more element, growing geometrically but never
-  // past what `wanted` more messages need. May throw (nothing taken yet).
+  // Room for at least one more element in `out`, which is full. Below 8
+  // elements, room for at most 8 and at most `wanted` (a small first call
+  // reserves no more than its limit); from 8 on, double the capacity, as
+  // push_back does, so that a vector that collects across many calls
+  // costs amortized O(1) a message (growing by `wanted` copied it whole
+  // at every call). May throw (nothing taken yet).
   static void grow(std::vector<T>& out, std::size_t wanted) {
-    const std::size_t more =
-        std::max<std::size_t>(1, std::min(wanted, std::max<std::size_t>(out.size(), 8)));
-    out.reserve(out.size() + more);
+    if (out.size() < 8) {
+      out.reserve(out.size() + std::max<std::size_t>(1, std::min<std::size_t>(wanted, 8)));
+      return;
+    }
+    out.reserve(out.capacity() <= out.max_size() / 2 ? 2 * out.capacity() : out.max_size());
   }
 
   // Take, else watch, announce the wait, re-check, and sleep.
