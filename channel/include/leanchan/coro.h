@@ -10,6 +10,27 @@
 //     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
 //   }
 //
+// `Task` is your coroutine type: leanchan has none, and no spawn. To run a
+// coroutine on the executor from its first step (as tokio::spawn does),
+// make it start suspended (initial_suspend returns std::suspend_always)
+// and schedule its first resumption as a task of its own:
+//
+//   struct Start : leanchan::ExecutorTask {        // lives until it has run
+//     explicit Start(std::coroutine_handle<> h) : handle(h) {
+//       run = [](leanchan::ExecutorTask* t) { static_cast<Start*>(t)->handle.resume(); };
+//     }
+//     std::coroutine_handle<> handle;
+//   };
+//   Task task = consumer(rx);                        // suspended; owns the frame
+//   Start start(task.handle);
+//   pool.schedule(start);                            // pool: a ThreadPoolExecutor
+//
+// A coroutine that starts at once instead runs on the calling thread until
+// it first suspends, and async_recv does not suspend while messages are
+// queued: a backlog is then drained on the calling thread. One that starts
+// suspended and is never resumed never runs. (tests/coro_support.h and
+// benchmarks/peers/peer_bench.cc have small Task and Detached types.)
+//
 // Suspending costs nothing on the heap: the awaitable (inside the coroutine
 // frame) holds a Notifier and an ExecutorTask. When the channel becomes
 // ready its notifier schedules the task on the executor, and the executor's
