@@ -18,10 +18,11 @@ thread_local ReadySet::DrainScope* ReadySet::innermost_drain_ = nullptr;
 
 ReadyEntry::~ReadyEntry() {
   // The drains of this thread may hold the entry (being visited, or in a
-  // batch's rest) whatever its flag; the stack holds it only while it is
-  // queued. Nothing fires it now, and whatever silenced its source
-  // (clear_notifier waits out a running callback) ordered the last fire
-  // before this; acquire reads that fire's exchange whole all the same.
+  // batch's rest) whatever its state; the stack holds it only while it is
+  // marked queued and not visited. Nothing fires it now, and whatever
+  // silenced its source (clear_notifier waits out a running callback)
+  // ordered the last fire before this; acquire reads that fire's fetch_or
+  // whole all the same.
   // Only an entry marked queued and not being visited is on the stack.
   const bool in_drain = ReadySet::DrainScope::forget(this);
   if (!in_drain && state_.load(std::memory_order_acquire) == kQueued) set_->unlink_queued(this);
@@ -78,8 +79,10 @@ void ReadyEntry::fire(void* self) noexcept {
 
 void ReadySet::end_visit(ReadyEntry* entry) noexcept {
   // acq_rel: release, so that a thread whose queued() reads the 0 written
-  // here sees every access of the visit before it destroys the entry;
-  // acquire, so that the push below follows the fire it read.
+  // here sees every access of the visit before it destroys the entry. The
+  // acquire half is not needed (the push writes only next_, which no fire
+  // wrote, and the next visit synchronizes with the fire through this RMW
+  // either way); it is kept for symmetry with the drain's exchange.
   const std::uint8_t before =
       entry->state_.fetch_and(static_cast<std::uint8_t>(~ReadyEntry::kVisiting),
                               std::memory_order_acq_rel);

@@ -129,10 +129,12 @@ class LEANCHAN_API ReadySet {
   int fd() const noexcept { return fd_; }
 
   // Takes every queued entry, oldest first, and calls visit(entry) for each.
-  // An entry that fires again during visit is queued again. Returns how many
-  // were visited. Never blocks. If visit throws, the entry it was visiting
-  // and those not visited yet are queued again (the fd made readable)
-  // before the exception goes on: the next drain visits them.
+  // An entry that fires again during its own visit is queued again when
+  // that visit returns (behind entries that fired meanwhile), so the next
+  // drain visits it; a drain nested in that visit does not see it. Returns
+  // how many were visited. Never blocks. If visit throws, the entry it was
+  // visiting and those not visited yet are queued again (the fd made
+  // readable) before the exception goes on: the next drain visits them.
   template <class Visit>
   std::size_t drain(Visit&& visit) {
     DrainScope scope(this, take_all());
