@@ -23,7 +23,6 @@ ReadyEntry::~ReadyEntry() {
   // silenced its source (clear_notifier waits out a running callback)
   // ordered the last fire before this; acquire reads that fire's fetch_or
   // whole all the same.
-  // Only an entry marked queued and not being visited is on the stack.
   const bool in_drain = ReadySet::DrainScope::forget(this);
   if (!in_drain && state_.load(std::memory_order_acquire) == kQueued) set_->unlink_queued(this);
   set_->entries_.fetch_sub(1, std::memory_order_relaxed);  // see ReadySet::entries_
