@@ -171,4 +171,37 @@ TEST(DrainMemory, FourProducersMixingSendAndReserveLeaveOneBlockEveryRound) {
   }
 }
 
+// A receiver dropped while senders live: it destroys what is queued and
+// frees every block no permit still out needs, so a channel whose consumer
+// is gone holds its control block alone (it held the drained block and a
+// spare, 64 + 2 * (16 + 32 * 16) = 1,120 bytes, until the last sender went).
+// A permit taken before the drop keeps its block, and the message it sends
+// afterwards is destroyed, once, by the last handle.
+TEST(DrainMemory, ADroppedReceiverFreesTheBlocksNoPermitNeeds) {
+  using leanchan::testing::Tracked;
+  Tracked::reset();
+  {
+    auto [tx, rx] = leanchan::channel<Tracked, 32>(1024);
+    for (std::uint64_t i = 0; i < 1000; ++i) ASSERT_TRUE(tx.try_send(Tracked(i)).ok());
+    for (int i = 0; i < 990; ++i) ASSERT_TRUE(rx.try_recv().ok());
+    { auto gone = std::move(rx); }
+    EXPECT_EQ(Tracked::live(), 0);
+    EXPECT_EQ(tx.memory_usage(), 64u);  // the control block
+    EXPECT_EQ(tx.try_send(Tracked(7)).status(), leanchan::SendStatus::kClosed);
+  }
+  EXPECT_EQ(Tracked::live(), 0);
+  {
+    auto [tx, rx] = leanchan::channel<Tracked, 32>(1024);
+    for (std::uint64_t i = 0; i < 100; ++i) ASSERT_TRUE(tx.try_send(Tracked(i)).ok());
+    auto permit = tx.try_reserve();
+    ASSERT_TRUE(permit);
+    { auto gone = std::move(rx); }
+    // The permit's block (position 100, block 3) stays, alone.
+    EXPECT_EQ(tx.memory_usage(), 64u + 16u + 32u * sizeof(Tracked));
+    permit.send(Tracked(100));
+    EXPECT_EQ(Tracked::live(), 1);  // queued, for the last handle
+  }
+  EXPECT_EQ(Tracked::live(), 0);
+}
+
 }  // namespace

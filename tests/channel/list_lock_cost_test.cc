@@ -111,9 +111,11 @@ TEST(ListLocks, DrainingAtABlocksEndLocksOncePerBlock) {
 }
 
 // Destroying a channel that never held a message (the creation benchmark's
-// whole life) takes no lock: the receiver has no consumed slot to forget.
-// Before, its destruction always locked once. A channel that held messages
-// and kept a block still locks once, to clear the consumed slots' bits.
+// whole life) takes no lock: the receiver has no consumed slot to forget
+// and no block to free. Before, its destruction always locked once. A
+// channel that held messages and kept a block locks once: the dropped
+// receiver frees the block (Receiver::reset), so no consumed slot's bit is
+// left to clear.
 TEST(ListLocks, ANeverUsedChannelIsDestroyedWithoutTheLock) {
   locks = 0;
   leanchan::internal::test_point_hook.store(&count);

@@ -377,6 +377,37 @@ TEST(Explore, ReceiverDropWithQueuedMessagesAndAPermit) {
   });
 }
 
+// The receiver goes (freeing the blocks no permit needs, as shrink_to_fit
+// does) while a sender sends and a permit is out, under the default
+// retention: every message, queued or sent after the drop, is destroyed
+// once, and a send after the drop reports kClosed with its value back.
+TEST(Explore, ReceiverDropFreeingBlocksWhileASenderSends) {
+  run_scenario("receiver drop frees blocks vs a send and a permit", 2, [] {
+    Counted::reset();
+    {
+      auto tx_rx = leanchan::channel<Counted, 2>(4);
+      auto& tx = tx_rx.first;
+      check(tx.send(Counted(0, 0)).ok(), "send");
+      check(tx.send(Counted(0, 1)).ok(), "send");
+      auto permit = tx.reserve();
+      check(static_cast<bool>(permit), "reserve");
+      std::optional<leanchan::Receiver<Counted, 2>> receiver(std::move(tx_rx.second));
+      auto tx2 = tx;
+      spawn([&permit] { permit.send(Counted(0, 2)); });
+      spawn([&tx2] {
+        auto result = tx2.send(Counted(1, 0));
+        check(result.ok() || result.status() == leanchan::SendStatus::kClosed, "sent or closed");
+      });
+      spawn([&receiver] {
+        (void)receiver->recv();
+        receiver.reset();
+      });
+      join_all();
+    }
+    check(Counted::live() == 0, "a message was leaked or destroyed twice");
+  });
+}
+
 // Two send notifiers queue while the receiver frees slots: each is handed
 // one (FIFO), redeems it, and nobody is stranded.
 TEST(Explore, TwoSendNotifiersArmingWhileTheReceiverTakes) {

@@ -32,6 +32,9 @@
 //       channel costs one allocation and one free per message.
 //   - Receiver::shrink_to_fit() frees, on request, every block the messages
 //     held right now do not need (an empty channel goes back to 64 bytes).
+//   - a Receiver destroyed while senders live destroys the queued messages
+//     and frees every block a Permit still out does not need: the senders
+//     then hold 64 bytes (plus a permit's block), whatever the policy.
 //
 //   - with ChannelOptions::memory (a std::pmr::memory_resource), the control
 //     block (64 + 8 bytes) and every block come from the resource instead.
