@@ -38,8 +38,11 @@ ReadySet::DrainScope::~DrainScope() {
   // Both are null unless visit threw.
   if (visiting != nullptr) {
     // Queued again, and on the stack (while visited, a fire pushes
-    // nothing). acq_rel: as end_visit's.
-    (void)visiting->state_.exchange(ReadyEntry::kQueued, std::memory_order_acq_rel);
+    // nothing). relaxed: the byte stays non-zero, so no other thread acts
+    // on this write (a fire pushes nothing, no other thread may destroy
+    // the entry); a fire's release sequence continues through this RMW to
+    // the next drain's exchange; push's CAS publishes the link.
+    (void)visiting->state_.exchange(ReadyEntry::kQueued, std::memory_order_relaxed);
     set->push(visiting);
   }
   if (rest != nullptr) set->requeue(rest);
@@ -77,14 +80,13 @@ void ReadyEntry::fire(void* self) noexcept {
 }
 
 void ReadySet::end_visit(ReadyEntry* entry) noexcept {
-  // acq_rel: release, so that a thread whose queued() reads the 0 written
-  // here sees every access of the visit before it destroys the entry. The
-  // acquire half is not needed (the push writes only next_, which no fire
-  // wrote, and the next visit synchronizes with the fire through this RMW
-  // either way); it is kept for symmetry with the drain's exchange.
-  const std::uint8_t before =
-      entry->state_.fetch_and(static_cast<std::uint8_t>(~ReadyEntry::kVisiting),
-                              std::memory_order_acq_rel);
+  // release: a thread whose queued() reads the 0 written here sees every
+  // access of the visit before it destroys the entry. No acquire: the push
+  // writes only next_, which no fire wrote, and the next drain's exchange
+  // synchronizes with a fire read here through the fire's release
+  // sequence, which this RMW continues whatever its order.
+  const std::uint8_t before = entry->state_.fetch_and(
+      static_cast<std::uint8_t>(~ReadyEntry::kVisiting), std::memory_order_release);
   // Fired during the visit: still marked queued, so that no fire pushes it
   // and no other thread destroys it; it goes on the stack here.
   if ((before & ReadyEntry::kQueued) != 0) push(entry);
