@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The block list (leanchan/internal/block_list.h): the tail seqlock,
+// The block list (leanchan/internal/block_list.h): the senders' seqlock,
 // numbering and opening blocks for senders, retiring and recycling them for
 // the receiver (docs/design.md "Sending", "Receiving" and "Recycling").
 #include "leanchan/internal/block_list.h"
@@ -51,10 +51,58 @@ std::size_t BlockList::live_blocks_locked(const Locked& held) const noexcept {
 std::size_t BlockList::numbered_blocks_locked(const Locked&) const noexcept {
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head == nullptr) return 0;
-  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  return std::size_t{tag_distance(tail->tag(std::memory_order_relaxed),
+  // relaxed: under the lock
+  return std::size_t{tag_distance(last_tag_.load(std::memory_order_relaxed),
                                   head->tag(std::memory_order_relaxed))} +
          1;
+}
+
+#if defined(LEANCHAN_EXPLORE)
+void BlockList::check_senders_block_locked() const noexcept {
+  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  const BlockHeader* head = head_.load(std::memory_order_relaxed);
+  if (tail == nullptr || head == nullptr) return;
+  const std::uint32_t tag = tail->tag(std::memory_order_relaxed);
+  if (tag_is_after(head->tag(std::memory_order_relaxed), tag) ||
+      tag_is_after(tag, last_tag_.load(std::memory_order_relaxed))) {
+    explore::report_violation("the senders' block is not a numbered block");
+    const_cast<BlockList*>(this)->tail_block_.store(const_cast<BlockHeader*>(head),
+                                                    std::memory_order_relaxed);
+  }
+}
+#endif
+
+BlockHeader* BlockList::last_block_locked(const Locked&) const noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  check_senders_block_locked();
+#endif
+  BlockHeader* block = tail_block_.load(std::memory_order_relaxed);  // relaxed: under the lock
+  if (block == nullptr) return nullptr;
+  const std::uint32_t last = last_tag_.load(std::memory_order_relaxed);
+  for (std::uint32_t steps = tag_distance(last, block->tag(std::memory_order_relaxed)); steps != 0;
+       --steps) {
+    block = block->next;
+  }
+  return block;
+}
+
+BlockHeader* BlockList::advance_senders_block_locked(const Locked&, std::uint32_t tag) noexcept {
+#if defined(LEANCHAN_EXPLORE)
+  check_senders_block_locked();
+#endif
+  BlockHeader* block = tail_block_.load(std::memory_order_relaxed);  // relaxed: under the lock
+  if (block == nullptr) return nullptr;
+  const std::uint32_t from = block->tag(std::memory_order_relaxed);
+  if (!tag_is_after(tag, from) || tag_is_after(tag, last_tag_.load(std::memory_order_relaxed))) {
+    return block;
+  }
+  for (std::uint32_t steps = tag_distance(tag, from); steps != 0; --steps) {
+    block = block->next;
+    LEANCHAN_TEST_POINT(kSendersBlockStepped);
+  }
+  // release: see tail_if_numbered; the unlock publishes the new tag.
+  tail_block_.store(block, std::memory_order_release);
+  return block;
 }
 
 BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept {
@@ -71,25 +119,30 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   });
   if (found != nullptr) return found;
   const Locked held = lock();
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
-  if (tail == nullptr || tag_is_after(target, tail->tag(std::memory_order_relaxed))) {
+  if (tail_block_.load(std::memory_order_relaxed) == nullptr ||
+      tag_is_after(target, last_tag_.load(std::memory_order_relaxed))) {
     // Unreachable while provisioning holds: the claimed position's block
     // was numbered before the claim. The position cannot be given back (the
     // receiver would wait for it forever), so number it now, or end.
 #if defined(LEANCHAN_EXPLORE)
     explore::report_violation("a sender claimed a position whose block was not numbered");
 #endif
-    if (!extend_locked(held, target, layout, false)) {
+    if (!extend_locked(held, target, target, layout, false)) {
       contract_violation("internal error: no block for a claimed position");
     }
-    tail = tail_block_.load(std::memory_order_relaxed);
   }
-  // Usually the tail is the target; otherwise the target lies between head
-  // and tail (its unconsumed slot keeps the receiver from retiring it).
-  BlockHeader* block = tail;
+  // Usually the target is the senders' block or lies past it (provided
+  // for permits held: it becomes the senders' block, so that the sends
+  // after this one find it by the seqlock read). Before it (another sender
+  // opened a later block first) it lies between head and the senders'
+  // block, kept there by its unconsumed slot: a walk from the head.
+  BlockHeader* block = advance_senders_block_locked(held, target);
   if (block->tag(std::memory_order_relaxed) != target) {
     block = head_.load(std::memory_order_relaxed);
-    while (block->tag(std::memory_order_relaxed) != target) block = block->next;
+    while (block->tag(std::memory_order_relaxed) != target) {
+      block = block->next;
+      LEANCHAN_TEST_POINT(kBlockWalked);
+    }
   }
   unlock(held);
   return block;
@@ -104,18 +157,18 @@ bool BlockList::watch_while_locked() const noexcept {
   return watch(kOpenBlockWatch, unlocked);
 }
 
-bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLayout& layout,
-                              bool senders_wait) noexcept {
+bool BlockList::extend_locked(const Locked& held, std::uint32_t target, std::uint32_t claim_tag,
+                              const BlockLayout& layout, bool senders_wait) noexcept {
   // A block that becomes the head here (the first block of an empty list,
   // or the drained head reused in place) is the one the receiver reads
   // next: it carries the want bit while a sender waits.
   const std::uint32_t want = senders_wait ? kWantBit : 0;
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  BlockHeader* last = last_block_locked(held);
   // What the extension must allocate, first: a refusal then leaves the
   // list as it was, nothing numbered and nothing held (extended part way, a
   // batch's blocks stayed charged until the receiver found it empty).
   BlockHeader* fresh = nullptr;
-  if (!allocate_for_extension(tail, target, layout, fresh)) return false;
+  if (!allocate_for_extension(last, target, layout, fresh)) return false;
   const auto take_fresh = [&fresh]() noexcept {
     BlockHeader* block = fresh;
     if (block == nullptr) contract_violation("internal error: too few blocks to extend the list");
@@ -123,69 +176,72 @@ bool BlockList::extend_locked(const Locked&, std::uint32_t target, const BlockLa
     block->next = nullptr;
     return block;
   };
-  if (tail == nullptr) {
+  if (last == nullptr) {
     // The list is empty: at creation, or after release_if_drained freed
     // every block. Every position lies at or after the receiver's block
     // (rx_block_word_'s tag: 0 at creation), so the list restarts there.
-    tail = take_fresh();
+    last = take_fresh();
     // relaxed: published with head_
-    tail->number.store((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) | want,
+    last->number.store((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) | want,
                        std::memory_order_relaxed);
     // release: see head(); the receiver may read head_ without the lock.
-    head_.store(tail, std::memory_order_release);
-    tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
+    head_.store(last, std::memory_order_release);
+    tail_block_.store(last, std::memory_order_release);  // release: see tail_if_numbered
   }
-  // Extend the list one block at a time until the tail reaches the target.
+  // Extend the list one block at a time until the last reaches the target.
   for (;;) {
-    const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
-    if (!tag_is_after(target, tail_tag)) {
+    const std::uint32_t last_tag = last->tag(std::memory_order_relaxed);
+    if (!tag_is_after(target, last_tag)) {
       // allocate_for_extension counted the steps: every fresh block used.
       if (fresh != nullptr) contract_violation("internal error: unused block after extending");
-      return true;
+      break;
     }
-    const std::uint32_t next_tag = (tail_tag + 1) & kTagMask;
-    if (tail == head_.load(std::memory_order_relaxed) &&
-        tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, tail_tag) == 1) {
+    const std::uint32_t next_tag = (last_tag + 1) & kTagMask;
+    if (last == head_.load(std::memory_order_relaxed) &&
+        tag_distance(rx_block_word_.load(std::memory_order_relaxed) & kTagMask, last_tag) == 1) {
       // Reuse in place: the only block is fully consumed and kept its
       // number (Retention::kKeepNone with a permit out, or a send numbering
       // its block without a permit just after that permit went back:
       // Provisioning::provide_next; under the other policies the receiver
       // renumbered it when it finished it). Before any spare, as
-      // finish_block_locked's reuse.
-      renumber_in_place(tail, next_tag, want);
+      // finish_block_locked's reuse. It is the senders' block too.
+      renumber_in_place(last, next_tag, want);
       continue;
     }
-    BlockHeader* next = tail->next;
+    BlockHeader* next = last->next;
     if (next != nullptr) {
       // A spare the receiver recycled (its ready bits already zero).
       next->number.store(next_tag, std::memory_order_release);
     } else {
       next = take_fresh();
-      next->number.store(next_tag, std::memory_order_relaxed);  // published by tail_block_
-      tail->next = next;
+      next->number.store(next_tag, std::memory_order_relaxed);  // published by the unlock
+      last->next = next;
     }
-    tail = next;
-    tail_block_.store(tail, std::memory_order_release);  // release: see tail_if_numbered
+    last = next;
   }
+  set_last_tag_locked(held, last->tag(std::memory_order_relaxed));
+  (void)advance_senders_block_locked(held, claim_tag);
+  return true;
 }
 
-bool BlockList::allocate_for_extension(const BlockHeader* tail, std::uint32_t target,
+bool BlockList::allocate_for_extension(const BlockHeader* last, std::uint32_t target,
                                        const BlockLayout& layout,
                                        BlockHeader*& fresh) const noexcept {
   // The blocks extend_locked numbers, and of them those it has without
   // allocating: the drained head reused in place (only as its first step),
-  // then the spares after the tail.
+  // then the spares after the last.
   const std::uint32_t rx_tag = rx_block_word_.load(std::memory_order_relaxed) & kTagMask;
   std::uint32_t steps = 1;
   std::uint32_t have = 0;
-  if (tail == nullptr) {
+  if (last == nullptr) {
     if (tag_is_after(target, rx_tag)) steps += tag_distance(target, rx_tag);
   } else {
-    const std::uint32_t tail_tag = tail->tag(std::memory_order_relaxed);
-    if (!tag_is_after(target, tail_tag)) return true;
-    steps = tag_distance(target, tail_tag);
-    if (tail == head_.load(std::memory_order_relaxed) && tag_distance(rx_tag, tail_tag) == 1) ++have;
-    for (const BlockHeader* spare = tail->next; spare != nullptr && have < steps;
+    const std::uint32_t last_tag = last->tag(std::memory_order_relaxed);
+    if (!tag_is_after(target, last_tag)) return true;
+    steps = tag_distance(target, last_tag);
+    if (last == head_.load(std::memory_order_relaxed) && tag_distance(rx_tag, last_tag) == 1)
+      ++have;
+    for (const BlockHeader* spare = last->next; spare != nullptr && have < steps;
          spare = spare->next) {
       ++have;
     }
@@ -202,31 +258,41 @@ bool BlockList::allocate_for_extension(const BlockHeader* tail, std::uint32_t ta
   return true;
 }
 
-std::size_t BlockList::spares_locked(const Locked&) const noexcept {
-  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+std::size_t BlockList::spares_locked(const Locked& held) const noexcept {
+  const BlockHeader* last = last_block_locked(held);
   std::size_t spares = 0;
-  for (const BlockHeader* spare = tail == nullptr ? nullptr : tail->next; spare != nullptr;
+  for (const BlockHeader* spare = last == nullptr ? nullptr : last->next; spare != nullptr;
        spare = spare->next) {
     ++spares;
   }
   return spares;
 }
 
-void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout,
-                                   const Keep& keep, bool senders_wait) noexcept {
+void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout, const Keep& keep,
+                                   bool senders_wait) noexcept {
   // Recycling: the fully consumed head leaves the list; it joins the spares
-  // behind the tail (at the end of their chain) while there are fewer than
-  // keep.spares and the bound allows (never when the bound is 0:
-  // Retention::kKeepNone), else it is freed.
+  // behind the last numbered block (at the end of their chain) while there
+  // are fewer than keep.spares and the bound allows (never when the bound
+  // is 0: Retention::kKeepNone), else it is freed. If it was the senders'
+  // block, its successor becomes the senders' block (no sender can still
+  // need it: none has an unconsumed slot in it).
   BlockHeader* old = head_.load(std::memory_order_relaxed);
   // relaxed: only the receiver calls this, and only the receiver reads
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
+  bool senders_block = tail_block_.load(std::memory_order_relaxed) == old;
+#if defined(LEANCHAN_EXPLORE)
+  if (explore::mutant() == 22) senders_block = false;  // the explorer's self-test
+#endif
+  if (senders_block) {
+    // release: see tail_if_numbered; the unlock publishes the new tag.
+    tail_block_.store(old->next, std::memory_order_release);
+  }
   // The new head is the block the receiver reads next (a retired head
   // always has a successor): it carries the want bit while a sender waits.
   // relaxed RMW: under the lock; the receiver's add may race it.
   if (senders_wait) old->next->number.fetch_or(kWantBit, std::memory_order_relaxed);
-  BlockHeader* last = tail_block_.load(std::memory_order_relaxed);
+  BlockHeader* last = last_block_locked(held);
   std::size_t spares = 0;
   while (last->next != nullptr) {
     last = last->next;
@@ -246,12 +312,12 @@ void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout
   }
 }
 
-std::size_t BlockList::free_spares_locked(const Locked&, const BlockLayout& layout,
+std::size_t BlockList::free_spares_locked(const Locked& held, const BlockLayout& layout,
                                           std::size_t kept) noexcept {
-  BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  BlockHeader* last = last_block_locked(held);
   std::size_t freed = 0;
-  if (tail != nullptr) {
-    BlockHeader* last_kept = tail;  // the spares from last_kept->next on go
+  if (last != nullptr) {
+    BlockHeader* last_kept = last;  // the spares from last_kept->next on go
     for (std::size_t i = 0; i < kept && last_kept->next != nullptr; ++i)
       last_kept = last_kept->next;
     BlockHeader* spare = last_kept->next;
@@ -275,7 +341,8 @@ BlockHeader* BlockList::advance_head(std::uint64_t block_number, const BlockLayo
   const std::uint32_t target = block_tag(block_number);
   for (;;) {
     BlockHeader* head = head_.load(std::memory_order_relaxed);
-    if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed) ||
+    if (head == nullptr ||
+        head->tag(std::memory_order_relaxed) == last_tag_.load(std::memory_order_relaxed) ||
         !tag_is_after(target, head->tag(std::memory_order_relaxed))) {
       break;
     }
@@ -303,14 +370,14 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
       std::memory_order_relaxed);
   // A sender may have reused the head in place between the receiver's last
   // take and this lock (extend_locked); then there is nothing to retire.
-  // Drained to the end of the list (the head is the tail): it stays; the
+  // Drained to the end of the list (the head is the last numbered): it stays; the
   // spares beyond keep.drained_spares stay too until the receiver finds
   // the channel empty (release_spares, docs/design.md invariant 7), since
   // a receiver that keeps up gets here at the end of many blocks and its
   // sender would allocate again at once.
   BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (head->tag(std::memory_order_relaxed) != block_tag(block_number)) return head;
-  if (head != tail_block_.load(std::memory_order_relaxed)) {
+  if (block_tag(block_number) != last_tag_.load(std::memory_order_relaxed)) {
     retire_head_locked(held, layout, keep, senders_wait);
   } else if (keep.block_bound != 0) {
     // The policy keeps a block: the receiver renumbers the drained one in
@@ -325,7 +392,9 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
 #if defined(LEANCHAN_EXPLORE)
     if (explore::mutant() == 7) want = 0;  // the explorer's self-test: no want bit
 #endif
+    // The head is the last numbered block, so the senders' block too.
     renumber_in_place(head, block_tag(block_number + 1), want);
+    set_last_tag_locked(held, block_tag(block_number + 1));
   }
   return head_.load(std::memory_order_relaxed);
 }
@@ -338,8 +407,8 @@ std::size_t BlockList::release_spares(const BlockLayout& layout, std::size_t kep
   return freed;
 }
 
-std::uint32_t BlockList::owed_locked(const Locked&, std::uint16_t returned, std::uint32_t slots, bool raise_want,
-                                     std::uint16_t& position) noexcept {
+std::uint32_t BlockList::owed_locked(const Locked&, std::uint16_t returned, std::uint32_t slots,
+                                     bool raise_want, std::uint16_t& position) noexcept {
   BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
   if (head == nullptr) {
     position = returned;
@@ -377,7 +446,10 @@ bool BlockList::unnumber_past_head_locked(const Locked& held, std::uint64_t inde
                                           std::uint32_t taken, std::size_t kept,
                                           std::size_t& freed) noexcept {
   BlockHeader* head = head_.load(std::memory_order_relaxed);  // relaxed: under the lock
-  if (head == nullptr || head == tail_block_.load(std::memory_order_relaxed)) return false;
+  if (head == nullptr ||
+      head->tag(std::memory_order_relaxed) == last_tag_.load(std::memory_order_relaxed)) {
+    return false;
+  }
   // As release_if_drained_locked: a seq_cst RMW of the locked list word,
   // then the permits in use (a Dekker pair with a holder's covers()).
   (void)list_word_.fetch_or(0, std::memory_order_seq_cst);
@@ -386,11 +458,13 @@ bool BlockList::unnumber_past_head_locked(const Locked& held, std::uint64_t inde
   // relaxed: published by the unlock, which writes the head's tag into the
   // list word (a sender that needs the next block numbers a spare).
   tail_block_.store(head, std::memory_order_relaxed);
+  // After the permits were read: see covers().
+  set_last_tag_locked(held, head->tag(std::memory_order_relaxed));
   freed += free_spares_locked(held, layout, kept);
   return true;
 }
 
-bool BlockList::release_if_drained_locked(const Locked&, std::uint64_t& index,
+bool BlockList::release_if_drained_locked(const Locked& held, std::uint64_t& index,
                                           const BlockLayout& layout, PermitWord& permits,
                                           std::uint32_t taken, Atomic<std::uint16_t>& returned_low,
                                           std::size_t& freed) noexcept {
@@ -446,6 +520,7 @@ bool BlockList::release_if_drained_locked(const Locked&, std::uint64_t& index,
   }
   head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
   tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
+  set_last_tag_locked(held, empty_tag_locked(held));      // after the permits: see covers()
   index = boundary;
   return true;
 }
@@ -462,9 +537,9 @@ void BlockList::forget_consumed(std::uint64_t index, const BlockLayout& layout) 
   if (head_.load(std::memory_order_relaxed) == nullptr) return;
   const Locked held = lock();
   const std::uint32_t current = block_tag(index / layout.slots);
-  const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
+  const BlockHeader* last = last_block_locked(held);
   for (BlockHeader* block = head_.load(std::memory_order_relaxed); block != nullptr;
-       block = block == tail ? nullptr : block->next) {
+       block = block == last ? nullptr : block->next) {
     const std::uint32_t tag = block->tag(std::memory_order_relaxed);
     if (tag_is_after(current, tag)) {
       block->ready.store(0, std::memory_order_relaxed);  // fully consumed

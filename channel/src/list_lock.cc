@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The list lock (leanchan/internal/list_lock.h): a futex lock in the low
 // bits of the block list's list word, whose unlock also publishes the
-// tail's tag for the senders' seqlock read (BlockList::tail_if_numbered).
+// senders' block's tag for the senders' seqlock read (BlockList::tail_if_numbered).
 #include "leanchan/internal/list_lock.h"
 
 #include "leanchan/internal/block_list.h"
@@ -62,7 +62,7 @@ void ListLock::unlock(const Locked&) const noexcept {
       tail == nullptr
           ? ((list.rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask
           : tail->tag(std::memory_order_relaxed);
-  // release: publishes the list (and the new tail tag) to the next holder and
+  // release: publishes the list (and the senders' block's tag) to the next holder and
   // to seqlock readers, whose acquire load of this word synchronizes with it.
   const std::uint32_t old =
       list.list_word_.exchange(tag << ListWord::kTagShift, std::memory_order_release);

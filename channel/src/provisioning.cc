@@ -15,8 +15,12 @@ bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexc
   const std::uint32_t permits = state.semaphore_.word().permits_in_use();  // seq_cst, as above
   const std::uint64_t returned = returned_locked(state, held, state.claimed_position());
   const std::uint64_t last = Positions::add(returned, permits - 1, layout.slots);
-  const bool ok = blocks.extend_locked(held, block_tag(last / layout.slots), layout,
-                                       state.semaphore_.senders_wait());
+  // The senders' block moves up to the claim position's, not past it: the
+  // blocks past it are for the permits held.
+  const std::uint64_t claimed = state.claimed_position();
+  const bool ok =
+      blocks.extend_locked(held, block_tag(last / layout.slots), block_tag(claimed / layout.slots),
+                           layout, state.semaphore_.senders_wait());
   blocks.unlock(held);
   return ok;
 }
@@ -40,7 +44,9 @@ bool Provisioning::provide_next(ChannelState& state, const BlockLayout& layout) 
       used < state.capacity()) {
     const std::uint64_t returned = returned_locked(state, held, PermitWord::position_of(word));
     const std::uint64_t next = Positions::add(returned, used, layout.slots);
-    ok = blocks.extend_locked(held, block_tag(next / layout.slots), layout, false);
+    const std::uint64_t claimed = PermitWord::position_of(word);
+    ok = blocks.extend_locked(held, block_tag(next / layout.slots),
+                              block_tag(claimed / layout.slots), layout, false);
   }
   blocks.unlock(held);
   return ok;

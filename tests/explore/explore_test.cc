@@ -660,6 +660,20 @@ TEST(Explore, LastSenderRacingAHandOff) {
                [] { leanchan::explore_test::last_sender_racing_a_hand_off(); });
 }
 
+// A reservation's provisioning check racing an un-numbering.
+TEST(Explore, ReservationRacingAnUnnumbering) {
+  run_scenario("reservation racing an unnumbering", 2,
+               [] { leanchan::explore_test::reservation_racing_an_unnumbering(); });
+}
+
+// A send into a block numbered past the senders' block racing the
+// retirement of the senders' block.
+TEST(Explore, SendPastTheSendersBlockRacingItsRetirement) {
+  run_scenario("send past the senders' block racing its retirement", 2, [] {
+    leanchan::explore_test::send_past_the_senders_block_racing_its_retirement();
+  });
+}
+
 // Two budget charges racing each other and a refund (MemoryBudget).
 TEST(Explore, BudgetChargeRacingARefund) {
   run_scenario("budget charge racing a refund", 2,

@@ -239,4 +239,24 @@ TEST(ExploreMutant, LastSenderKeepsAnUnredeemedSlot) {
       explore_with_env([] { leanchan::explore_test::last_sender_racing_a_hand_off(); }, 20));
 }
 
+// Defect 21: the provisioning check reads the last numbered tag before
+// the list word: an un-numbering between the two reads is missed, and the
+// reservation claims in a block no longer numbered.
+TEST(ExploreMutant, CoversReadsTheTagBeforeTheLock) {
+  expect_caught(
+      "covers reads the tag before the lock",
+      explore_with_env([] { leanchan::explore_test::reservation_racing_an_unnumbering(); }, 21));
+}
+
+// Defect 22: retiring the senders' block leaves the senders' block on it:
+// a send into the next block then starts from a block no longer numbered.
+TEST(ExploreMutant, RetirementLeavesTheSendersBlockBehind) {
+  expect_caught("retirement leaves the senders' block behind",
+                explore_with_env(
+                    [] {
+                      leanchan::explore_test::send_past_the_senders_block_racing_its_retirement();
+                    },
+                    22));
+}
+
 }  // namespace

@@ -488,6 +488,67 @@ inline void last_sender_racing_a_hand_off() {
   explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "ended");
 }
 
+// A reservation whose provisioning check (BlockList::covers) races the
+// receiver's un-numbering of a block provided for a reservation since
+// dropped (found empty: BlockList::unnumber_past_head_locked). The check
+// reads the list word, then the last numbered tag; the un-numbering reads
+// the permits in use, then lowers that tag. Whatever the interleaving the
+// reservation's two sends find their blocks numbered (block 1 numbered
+// again under the lock if it went), and one block is live at the end
+// (64 + 16 + 2 * 4).
+inline void reservation_racing_an_unnumbering() {
+  constexpr std::size_t kOneBlock = 64 + 16 + 2 * sizeof(int);
+  auto channel = leanchan::channel<int, 2>(4);  // not bound: Clang 14 cannot capture a binding
+  auto& rx = channel.second;
+  explore::check(channel.first.try_send(0).ok(), "send");
+  {
+    auto batch = channel.first.try_reserve_many(3);  // numbers block 1 for positions up to 3
+    explore::check(static_cast<bool>(batch), "reserve");
+  }  // dropped unused: block 1 stays numbered, nothing in use
+  explore::check(rx.recv() == 0, "the first message");
+  auto tx2 = channel.first;
+  explore::spawn([&tx2] {
+    auto batch = tx2.try_reserve_many(2);  // positions 1 and 2: blocks 0 and 1
+    explore::check(static_cast<bool>(batch), "the racing reservation");
+    batch.send(1);
+    batch.send(2);
+  });
+  auto first = rx.try_recv();  // empty or 1; finding it empty may un-number block 1
+  explore::join_all();
+  explore::check(first.ok() ? first.value() == 1 : rx.recv() == 1, "the first message");
+  explore::check(rx.recv() == 2, "the second message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
+  explore::check(rx.memory_usage() == kOneBlock, "one block after the drain");
+}
+
+// A reservation holds block 1 numbered past the senders' block (block 0)
+// while the receiver takes block 0's two messages and retires it; the
+// reservation's send, which claims in block 1, opens it before or after
+// that retirement. Retiring the senders' block must move the senders'
+// block on to its successor: the send then finds block 1 by the seqlock
+// read or one step under the lock, never through the retired block (a
+// spare by then: Retention::kKeepOne keeps one while messages flow).
+// Every message arrives in order; one block is live at the end, the spare
+// freed when the receiver finds the channel empty (64 + 16 + 2 * 4).
+inline void send_past_the_senders_block_racing_its_retirement() {
+  constexpr std::size_t kBlock = 16 + 2 * sizeof(int);
+  auto channel = leanchan::channel<int, 2>(4);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  explore::check(tx.try_send(0).ok(), "position 0");
+  auto batch = tx.try_reserve_many(2);  // numbers block 1 for position 2 (and 3)
+  explore::check(static_cast<bool>(batch), "reserve");
+  explore::check(tx.try_send(1).ok(), "position 1: block 0 is full");
+  explore::spawn([&batch] { batch.send(2); });  // position 2, in block 1
+  explore::check(rx.recv() == 0 && rx.recv() == 1, "block 0's messages: it is retired");
+  explore::check(rx.recv() == 2, "the reservation's first message");
+  explore::join_all();
+  batch.send(3);
+  explore::check(rx.recv() == 3, "the reservation's second message");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kEmpty, "found empty");
+  explore::check(rx.memory_usage() == 64 + kBlock, "one block after the drain");
+}
+
 }  // namespace leanchan::explore_test
 
 #endif  // LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_

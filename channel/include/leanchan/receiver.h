@@ -372,10 +372,10 @@ class Receiver {
     // Nothing will be taken again: the blocks no permit still out needs go
     // now, as shrink_to_fit frees them, not when the last sender goes. With
     // no permit out the release frees them all in one locked step; a
-    // channel that never had a block takes no lock (tail_block: a hint,
+    // channel that never had a block takes no lock (has_blocks: a hint,
     // the lock decides).
     const internal::BlockLayout layout = Ops::layout(*state);
-    if (state->blocks().tail_block() != nullptr && Ops::release_if_drained(*state, cursor_) == 0) {
+    if (state->blocks().has_blocks() && Ops::release_if_drained(*state, cursor_) == 0) {
       (void)state->blocks().release_spares(layout, 0);  // a permit keeps its block
     }
     // What arrives later through permits is destroyed by the last handle.

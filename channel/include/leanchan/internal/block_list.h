@@ -6,12 +6,16 @@
 //
 // Fields (who writes / who reads):
 //   tail_block_     list-lock holder / senders' seqlock read
-//                   (tail_if_numbered)
-//   list_word_      list-lock holder / senders' seqlock read and
-//                   provisioning check (covers)
+//                   (tail_if_numbered): the senders' block, the block the
+//                   newest claims write into as far as a lock holder has
+//                   seen; null exactly when the list is empty
+//   list_word_      list-lock holder / senders' seqlock read
 //                   bits: [31..2] tag of tail_block_ (of an empty list: the
 //                   receiver's block's tag minus 2, so that no block is
 //                   covered) | [1] contended | [0] locked
+//   last_tag_       list-lock holder / provisioning check (covers): the tag
+//                   of the last numbered block (of an empty list: as the
+//                   list word's)
 //   rx_block_word_  the receiver, under the lock / list-lock holders
 //                   bits: [29..0] tag of the block the receiver reads, as of
 //                   its last finished block | [30] a spare to free |
@@ -22,11 +26,20 @@
 //                   receiver, also without the lock
 //
 // Invariants (docs/design.md "Invariants" 2-7): the numbered blocks are
-// exactly head .. tail, consecutive; a chain of spares may follow the tail; a
-// block holding an unconsumed claimed position is neither freed, recycled
-// nor renumbered; live blocks <= ceil(C/b) + 1; one block after a drain
-// once the receiver finds the channel empty (Retention::kKeepOne), or none
-// (kKeepNone, shrink_to_fit).
+// exactly head .. last (the block tagged last_tag_), consecutive; the
+// senders' block lies in head .. last; a chain of spares may follow the
+// last; a block holding an unconsumed claimed position is neither freed,
+// recycled nor renumbered; live blocks <= ceil(C/b) + 1; one block after a
+// drain once the receiver finds the channel empty (Retention::kKeepOne), or
+// none (kKeepNone, shrink_to_fit).
+// Blocks numbered past the senders' block are those provided for permits
+// held (provisioning.h): a send whose claim lies in one of them moves the
+// senders' block forward to it under the lock (open_block), walking from
+// the senders' block (one step, unless claims skipped blocks), never from
+// the head: about once per block, as numbering costs a send that holds
+// nothing. Every other send finds its block by the seqlock read alone, but
+// one whose block lies before the senders' block (another sender opened a
+// later block first), which walks from the head under the lock.
 // Provisioning (provisioning.h): a sender claims a position only once the
 // numbered blocks reach the block of the last position any permit in use
 // can be given (covers, else extend_locked under the lock), so claiming
@@ -61,14 +74,16 @@ class LEANCHAN_API BlockList : public ListLock {
  public:
   // ---- Senders --------------------------------------------------------------
   // (A sender claims its position from the permit word: PermitWord::claim.)
-  // The tail block if it is numbered `tag`, read without the lock
-  // (seqlock); null if the lock is held, the tail differs, or none exists.
-  // Inline: every send's write calls it.
+  // The senders' block if it is numbered `tag`, read without the lock
+  // (seqlock); null if the lock is held, the senders' block differs, or
+  // none exists. Inline: every send's write calls it.
   BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept {
     // A seqlock read: the word before and after the pointer must agree
-    // (unlocked, same tag). The tail only ever moves forward and every move
-    // changes the tag, so agreement means the pointer is the block numbered
-    // `tag`, and the caller's unconsumed slot in it keeps it alive.
+    // (unlocked, same tag). While the caller holds an unconsumed claim the
+    // senders' block only moves forward (only un-numbering and release move
+    // it back, and they need no claim outstanding), and every move changes
+    // the tag, so agreement means the pointer is the block numbered `tag`,
+    // and the caller's unconsumed slot in it keeps it alive.
     const std::uint32_t before = list_word_.load(std::memory_order_acquire);
     if ((before & ListWord::kLocked) != 0 || ListWord::tag_of(before) != tag) return nullptr;
     // acquire: pairs with the writer's release store of tail_block_. If this
@@ -82,26 +97,44 @@ class LEANCHAN_API BlockList : public ListLock {
   }
   // Finds the block numbered `block_number` (it is numbered already: see
   // provisioning.h), waiting briefly for a lock holder (kOpenBlockWatch), then
-  // under the lock. If it were not, the list would be extended here as a
+  // under the lock: a block past the senders' block becomes the senders'
+  // block. If it were not numbered, the list would be extended here as a
   // fallback that ends the process when an allocation fails.
   BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
-  // Provisioning, lock-free: true if the list is unlocked and its word's
-  // tag is `tag` or later: the tail's, or for an empty list the tag two
+  // Provisioning, lock-free: true if the list is unlocked and the last
+  // numbered block's tag is `tag` or later (for an empty list the tag two
   // before the receiver's block, which covers no block a permit holder
-  // can need (ListLock::unlock). seq_cst: the permit holder's
-  // half of the Dekker pair with release_if_drained_locked (which takes the lock,
-  // then reads the permits in use).
+  // can need: ListLock::unlock).
   bool covers(std::uint32_t tag) const noexcept {
-    const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
-    return (word & ListWord::kLocked) == 0 && !tag_is_after(tag, ListWord::tag_of(word));
+#if defined(LEANCHAN_EXPLORE)
+    if (explore::mutant() == 21) {  // the explorer's self-test: the tag read first
+      const std::uint32_t last = last_tag_.load(std::memory_order_acquire);
+      return (list_word_.load(std::memory_order_seq_cst) & ListWord::kLocked) == 0 &&
+             !tag_is_after(tag, last);
+    }
+#endif
+    // seq_cst: the permit holder's half of the Dekker pair with
+    // release_if_drained_locked and unnumber_past_head_locked (each takes
+    // the lock, then reads the permits in use, and only then lowers
+    // last_tag_): if this load sees the word unlocked, a lowering this
+    // holder's permit did not stop has finished (its unlock's release is
+    // what this acquires) or has not read the permits yet (and then sees
+    // this permit, and lowers nothing).
+    if ((list_word_.load(std::memory_order_seq_cst) & ListWord::kLocked) != 0) return false;
+    // acquire: ordered after the load above; a value from a critical
+    // section that began since can only be larger (extend_locked), and
+    // extend_locked stores it after the blocks it names are numbered.
+    return !tag_is_after(tag, last_tag_.load(std::memory_order_acquire));
   }
   // Provisioning under the lock: numbers blocks (reusing the drained head
-  // in place, then spares, then allocating) until the tail is numbered `tag`.
-  // A block that becomes the head gets the want bit if `senders_wait`.
-  // False if an allocation fails; it allocates every block it needs before
-  // numbering any, so the list is then as it was.
-  bool extend_locked(const Locked& held, std::uint32_t tag, const BlockLayout& layout,
-                     bool senders_wait) noexcept;
+  // in place, then spares, then allocating) until the last is numbered
+  // `tag`, then moves the senders' block forward to `claim_tag` (the block
+  // of the next position to be claimed) if that block is numbered and
+  // later. A block that becomes the head gets the want bit if
+  // `senders_wait`. False if an allocation fails; it allocates every block
+  // it needs before numbering any, so the list is then as it was.
+  bool extend_locked(const Locked& held, std::uint32_t tag, std::uint32_t claim_tag,
+                     const BlockLayout& layout, bool senders_wait) noexcept;
   // A sender whose check failed (covers): if the list is locked, watches
   // it briefly (kOpenBlockWatch) until it is not, and returns true if it
   // then is unlocked (the sender looks again without the lock); false at
@@ -122,8 +155,8 @@ class LEANCHAN_API BlockList : public ListLock {
   BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout, const Keep& keep,
                             const PermitWord& permits) noexcept;
   // Under the lock: the receiver took the last slot of block
-  // `block_number`. Retires it if a block follows; if it is the tail and
-  // the policy keeps a block, renumbers it in place as the next block, so
+  // `block_number`. Retires it if a block follows; if it is the last
+  // numbered and the policy keeps a block, renumbers it in place as the next block, so
   // that the next sender takes no lock. Returns the head block afterwards
   // (the receiver caches it). The caller moves the returned position to
   // the block's end before unlocking and gives the block's permits back
@@ -151,7 +184,8 @@ class LEANCHAN_API BlockList : public ListLock {
   // blocks numbered past its own (for permits since dropped unused): if
   // nothing is claimed at or after `index` and no permit is in use but the
   // `taken` slots the receiver owes, those blocks become spares again (the
-  // tail is the head; nothing was claimed in them, so their ready bits are
+  // head is the last numbered and the senders' block; nothing was
+  // claimed in them, so their ready bits are
   // zero) and the spares beyond `kept` are freed. True if it did; adds the
   // blocks freed to `freed`. The Dekker pair with a permit holder is
   // release_if_drained_locked's. O(blocks).
@@ -212,14 +246,29 @@ class LEANCHAN_API BlockList : public ListLock {
   void start_at_for_test(std::uint32_t tag) noexcept {
     rx_block_word_.store(tag, std::memory_order_relaxed);
     list_word_.store(((tag - 2) & kTagMask) << 2, std::memory_order_relaxed);
+    last_tag_.store((tag - 2) & kTagMask, std::memory_order_relaxed);
   }
 #endif
 
   // ---- The last handle, and memory_usage --------------------------------------
-  // The last handle (no other thread left), and the receiver's hint that
-  // blocks are numbered past its own (ChannelOps::release_when_empty; it
-  // is compared, never dereferenced). relaxed: a hint; the lock decides.
-  BlockHeader* tail_block() const noexcept { return tail_block_.load(std::memory_order_relaxed); }
+  // Whether the list has a block (Receiver's drop: a hint that spares it
+  // the lock; it is compared, never dereferenced). relaxed: the lock decides.
+  bool has_blocks() const noexcept {
+    return tail_block_.load(std::memory_order_relaxed) != nullptr;
+  }
+  // The receiver's hint that blocks are numbered past `head`, its cached
+  // head (ChannelOps::release_when_empty); null `head`: whether any block
+  // is there. relaxed: a hint; the lock decides. `head` is the receiver's
+  // own, which no other thread frees.
+  bool numbered_past(const BlockHeader* head) const noexcept {
+    if (head == nullptr) return has_blocks();
+    return last_tag_.load(std::memory_order_relaxed) != head->tag(std::memory_order_relaxed);
+  }
+  // The last numbered block's tag, for the last handle (no other thread
+  // left), which walks head .. last. relaxed: no other thread.
+  std::uint32_t last_tag() const noexcept {
+    return last_tag_.load(std::memory_order_relaxed);
+  }
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
   void free_all_blocks(const BlockLayout& layout) noexcept;
@@ -237,7 +286,7 @@ class LEANCHAN_API BlockList : public ListLock {
   // Under the lock, for extend_locked: allocates the blocks it needs beyond
   // an in-place reuse and the spares, linked by `next` in `fresh`; false
   // (none kept) if an allocation fails.
-  bool allocate_for_extension(const BlockHeader* tail, std::uint32_t target,
+  bool allocate_for_extension(const BlockHeader* last, std::uint32_t target,
                               const BlockLayout& layout, BlockHeader*& fresh) const noexcept;
   // Under the lock: a fully consumed block, which no sender can hold (none
   // has an unconsumed slot in it), becomes block `tag` (with `want`, the
@@ -258,16 +307,41 @@ class LEANCHAN_API BlockList : public ListLock {
                                  std::size_t kept) noexcept;
   std::size_t spares_locked(const Locked& held) const noexcept;
   std::size_t live_blocks_locked(const Locked& held) const noexcept;
-  std::size_t numbered_blocks_locked(const Locked& held) const noexcept;  // head .. tail
+  std::size_t numbered_blocks_locked(const Locked& held) const noexcept;  // head .. last
+  // Under the lock: the last numbered block (null for an empty list),
+  // found from the senders' block: O(blocks numbered past it).
+  BlockHeader* last_block_locked(const Locked& held) const noexcept;
+#if defined(LEANCHAN_EXPLORE)
+  // The explorer's check that the senders' block is numbered (it lies in
+  // head .. last); if not, reports the violation and puts it on the head
+  // so that the schedule can end.
+  void check_senders_block_locked() const noexcept;
+#endif
+  // Under the lock: makes the numbered block tagged `tag` the senders'
+  // block if it lies after the current one, walking from it; returns it
+  // (the current one if `tag` is not after it).
+  BlockHeader* advance_senders_block_locked(const Locked& held, std::uint32_t tag) noexcept;
+  // Under the lock: sets the last numbered tag. release: covers() reads it
+  // without the lock (acquire), after the blocks it names are numbered.
+  void set_last_tag_locked(const Locked&, std::uint32_t tag) noexcept {
+    last_tag_.store(tag, std::memory_order_release);
+  }
+  // An empty list's tag: two before the receiver's block (ListLock::unlock).
+  std::uint32_t empty_tag_locked(const Locked&) const noexcept {
+    return ((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask;
+  }
 
   Atomic<BlockHeader*> tail_block_{nullptr};
   // An empty list: the tag two before block 0 (see ListLock::unlock).
   mutable Atomic<std::uint32_t> list_word_{(kTagMask - 1) << 2};
   Atomic<std::uint32_t> rx_block_word_{0};
   Atomic<BlockHeader*> head_{nullptr};
+  Atomic<std::uint32_t> last_tag_{kTagMask - 1};
 };
 
-static_assert(sizeof(BlockList) == 24, "leanchan: the block list is two words and two halves");
+// 28 bytes of fields: ChannelState places the next part in the 4 bytes of
+// padding that follow them ([[no_unique_address]]).
+static_assert(sizeof(BlockList) == 32, "leanchan: the block list is two words and three halves");
 
 }  // namespace leanchan::internal
 

@@ -383,8 +383,8 @@ struct ChannelOps {
   // that empties the queue (docs/design.md, "Found empty"). The cursor's
   // copy of the flag
   // is checked first, so with nothing to free this reads one shared word,
-  // the tail block pointer, to see whether blocks are numbered past the
-  // receiver's; then the claim counter and the permit word, and the lock
+  // the last numbered block's tag, to see whether blocks are numbered past
+  // the receiver's; then the claim counter and the permit word, and the lock
   // only when no permit is out (kKeepNone: two shared loads, and the lock
   // only when a block is there).
   static void release_when_empty(ChannelState& state, Cursor& cursor) noexcept {
@@ -395,7 +395,7 @@ struct ChannelOps {
       }
       return;
     }
-    const bool numbered_past = blocks.tail_block() != cursor.head;
+    const bool numbered_past = blocks.numbered_past(cursor.head);
     if (!cursor.spare_to_free && !numbered_past) return;
     if (cursor.index != state.claimed_position()) return;
     const BlockLayout block_layout = layout(state, cursor.slots);
@@ -436,9 +436,9 @@ struct ChannelOps {
   // so every set bit is a message still queued.
   static void destroy(ChannelState* state) noexcept {
     state->leave_registry();  // before anything is freed: a registry walk reads the blocks
-    const BlockHeader* tail = state->blocks().tail_block();
+    const std::uint32_t last = state->blocks().last_tag();
     for (BlockHeader* block = state->blocks().head(); block != nullptr;
-         block = block == tail ? nullptr : block->next) {
+         block = block->tag(std::memory_order_relaxed) == last ? nullptr : block->next) {
       std::uint32_t bits = block->ready.load(std::memory_order_relaxed);
       while (bits != 0) {
         const int slot = __builtin_ctz(bits);

@@ -8,11 +8,11 @@
 //   offset  part         what (header)
 //   0       blocks_      the block list and the list lock (block_list.h,
 //                        list_lock.h)
-//   24      semaphore_   the waiting layer: the permit word (which also
-//                        hands out positions), the capacity and the
-//                        waiter queue (semaphore.h, permit_word.h)
-//   48      signal_      the receiver's wait word and notifier
+//   28      signal_      the receiver's wait word and notifier
 //                        (receiver_signal.h)
+//   32      semaphore_   the waiting layer: the permit word (which also
+//                        hands out positions), the waiter queue and the
+//                        capacity (semaphore.h, permit_word.h)
 //   52      lifetime_    the sender and handle counts (lifetime.h)
 //   60      constants    retention, slots per block, "a resource follows"
 //   62      returned_low_  the returned position's low 16 bits (below)
@@ -153,7 +153,9 @@ class LEANCHAN_API ChannelState {
   }
   // The claim position: every position before it is claimed (seq_cst, the
   // receiver's re-check: PermitWord::claimed).
-  std::uint64_t claimed_position() const noexcept { return semaphore_.word().claimed(); }
+  std::uint64_t claimed_position() const noexcept {
+    return semaphore_.word().claimed();
+  }
 
   // ---- Sending: permits (the waiting layer, joined to the give-back) --------
   // Takes `count` slots (1..capacity) at once without waiting. Fails with
@@ -180,14 +182,20 @@ class LEANCHAN_API ChannelState {
   // back): to the waiting senders first, oldest first, then to the free
   // count. Takes no lock unless a sender waits. A sender's give-back goes
   // through Ending::return_unused instead, which also tells the receiver.
-  void release_permits(std::uint32_t count) noexcept { semaphore_.release(count, blocks_); }
+  void release_permits(std::uint32_t count) noexcept {
+    semaphore_.release(count, blocks_);
+  }
   // Free slots right now (a snapshot; collects what the receiver took,
   // under the list lock, unless a sender waits).
   std::uint32_t free_slots() noexcept;
-  bool is_closed() const noexcept { return semaphore_.is_closed(); }
+  bool is_closed() const noexcept {
+    return semaphore_.is_closed();
+  }
   // Refuses every later reservation and wakes every waiting sender and
   // closed watcher (their partial grants go back to the free count).
-  void close() noexcept { semaphore_.close(blocks_); }
+  void close() noexcept {
+    semaphore_.close(blocks_);
+  }
 
   // Send notifiers (kSend nodes). arm_send: kHoldsSlot, kRoom or kClosed,
   // without queueing, if the node holds a grant, a slot is free now (and
@@ -227,7 +235,9 @@ class LEANCHAN_API ChannelState {
 
   // After publishing, wakes the receiver if it sleeps (or fires its
   // notifier, found first in the waiter queue).
-  void notify_receiver() noexcept { signal_.notify(semaphore_.waiters()); }
+  void notify_receiver() noexcept {
+    signal_.notify(semaphore_.waiters());
+  }
 
   // ---- The receiver's notifier (docs/design.md "Readiness") -----------------
   // Attaches `node` in place of the one attached before, if any (disarmed
@@ -249,7 +259,9 @@ class LEANCHAN_API ChannelState {
   void end_sending() noexcept;
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
-  void free_all_blocks(const BlockLayout& layout) noexcept { blocks_.free_all_blocks(layout); }
+  void free_all_blocks(const BlockLayout& layout) noexcept {
+    blocks_.free_all_blocks(layout);
+  }
 
  private:
   friend class Provisioning;
@@ -278,14 +290,22 @@ class LEANCHAN_API ChannelState {
   static constexpr std::uint8_t kSlotsMask = 0x3F;
   static constexpr std::uint8_t kRegistered = 0x40;
   static constexpr std::uint8_t kHasResource = 0x80;
-  bool has_resource() const noexcept { return (shape_ & kHasResource) != 0; }
-  bool registered() const noexcept { return (shape_ & kRegistered) != 0; }
+  bool has_resource() const noexcept {
+    return (shape_ & kHasResource) != 0;
+  }
+  bool registered() const noexcept {
+    return (shape_ & kRegistered) != 0;
+  }
   void leave_registry_slow() noexcept;
 
-  // The parts, laid out so that the words every message touches come first.
-  BlockList blocks_;                // blocks, the list lock
-  Semaphore semaphore_;             // the permit word and positions, the capacity, the waiters
-  ReceiverSignal signal_;           // the receiver's wait and notifier
+  // The parts, laid out so that the words every message touches come
+  // first. [[no_unique_address]]: the block list's 28 bytes of fields and
+  // the waiting layer's 20 are each followed by 4 bytes of padding, which
+  // the next part fills (the static_asserts below check the offsets).
+  [[no_unique_address]] BlockList blocks_;  // blocks, the list lock
+  ReceiverSignal signal_;                   // the receiver's wait and notifier
+  // the permit word and positions, the waiters, the capacity
+  [[no_unique_address]] Semaphore semaphore_;
   Lifetime lifetime_;               // sender and handle counts
   const std::uint8_t kept_blocks_;  // Retention: blocks kept after a drain
   // [5..0] slots per block (1..32) | [6] registered: a RegistryLink follows
@@ -308,8 +328,8 @@ struct ControlBlockLayout {
   static constexpr std::size_t kLifetime = offsetof(ChannelState, lifetime_);
   static constexpr std::size_t kReturnedLow = offsetof(ChannelState, returned_low_);
 };
-static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kSemaphore == 24 &&
-                  ControlBlockLayout::kSignal == 48 && ControlBlockLayout::kLifetime == 52 &&
+static_assert(ControlBlockLayout::kBlocks == 0 && ControlBlockLayout::kSignal == 28 &&
+                  ControlBlockLayout::kSemaphore == 32 && ControlBlockLayout::kLifetime == 52 &&
                   ControlBlockLayout::kReturnedLow == 62,
               "leanchan: the control block's parts moved (docs/design.md, 'Control block')");
 

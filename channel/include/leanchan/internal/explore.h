@@ -78,6 +78,11 @@ void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 // 20: the last sender's drop leaves a slot already handed to a send
 //     notifier in use (GiveBack::give_back_unredeemed does nothing): the
 //     channel never ends.
+// 21: BlockList::covers reads the last numbered tag before the list word,
+//     so a lowering (an un-numbering) between the two reads is missed and a
+//     permit holder claims in a block no longer numbered.
+// 22: retiring the head leaves the senders' block on it when it was the
+//     senders' block: it names a block no longer numbered.
 int mutant() noexcept;
 
 // The channel found one of its invariants broken where it can carry on

@@ -4,7 +4,7 @@
 //
 // The list lock guards the block list's structure (block_list.h) and the
 // waiter queue (semaphore.h). It is a futex lock in the low two bits of the
-// block list's list word, whose other bits carry the tail block's tag for
+// block list's list word, whose other bits carry the senders' block's tag for
 // the senders' lock-free (seqlock) read, so the lock belongs to the block
 // list: BlockList derives from ListLock, and the waiting layer receives it
 // as a `const ListLock&`. A function that needs the lock held takes a
@@ -18,7 +18,7 @@
 
 namespace leanchan::internal {
 
-// The list word: [31..2] the tail block's tag (of an empty list: the
+// The list word: [31..2] the senders' block's tag (of an empty list: the
 // receiver's block's tag minus 2, so that no block is covered) | [1] a
 // waiter sleeps on the lock | [0] locked.
 struct ListWord {
@@ -45,7 +45,7 @@ class LEANCHAN_API ListLock {
   // Spins briefly (kListLockWatch), then sleeps until the lock is free.
   // acquire: the holder sees everything the previous holder wrote.
   [[nodiscard]] Locked lock() const noexcept;
-  // Publishes the list (and its tail's tag) and wakes one sleeper if any.
+  // Publishes the list (and its senders' block's tag) and wakes one sleeper if any.
   void unlock(const Locked& held) const noexcept;
 
  protected:

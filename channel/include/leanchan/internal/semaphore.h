@@ -146,13 +146,15 @@ class LEANCHAN_API Semaphore {
   static_assert(kMaxCapacity <= kCapacityMask, "leanchan: the capacity shares its word");
 
   PermitWord word_;
-  // [29..0] the capacity | [31..30] the first waiter's watch (WaiterWatch)
-  const std::uint32_t capacity_;
   WaiterQueue waiters_;
+  // [29..0] the capacity | [31..30] the first waiter's watch (WaiterWatch).
+  // Last: the 4 bytes of padding after it hold the next part of the
+  // control block (channel_state.h).
+  const std::uint32_t capacity_;
 };
 
 static_assert(sizeof(Semaphore) == 24,
-              "leanchan: the waiting layer is the permit word, the capacity and the ring");
+              "leanchan: the waiting layer is the permit word, the ring and the capacity");
 
 }  // namespace leanchan::internal
 

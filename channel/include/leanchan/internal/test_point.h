@@ -32,6 +32,13 @@ enum class TestPoint {
   // ListLock::lock: the list lock was just taken (tests count the acquisitions
   // a workload makes).
   kListLocked,
+  // BlockList::open_block: a sender looking for its block under the lock
+  // stepped over one block walking from the head (tests count the blocks a
+  // send walks).
+  kBlockWalked,
+  // BlockList: the senders' block moved one block forward (a send entering
+  // a block numbered past it, or a provider), without numbering one.
+  kSendersBlockStepped,
   // Permits go back to the bound (or to waiting senders): release_permits,
   // and the receiver's give-backs (finish_block, give_back_taken); once
   // per give-back, whatever the count.
