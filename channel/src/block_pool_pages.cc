@@ -59,17 +59,30 @@ void push_closed(State& s, std::uint32_t id, std::uint64_t word) noexcept {
   (((word & kKept) != 0) ? s.kept_pages : s.free_pages).push(id, s.descs());
 }
 
-// The listing holder's exit from a Closing or Closed page (I5); `word` is
-// the value it read.
-void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word) noexcept {
+// Counts `delta` (+1, -1) pages Closed and listed of class index `c` (I7).
+// relaxed (both): the counts choose whether to sweep, and which classes;
+// the pages themselves are handed over by their words and the stacks. A
+// count updated by a thread that happens before the reader's look is seen
+// (coherence); one racing it may be missed, and the page it counts then
+// waits for the next look, as a page emptied after the look would.
+void count_stranded(State& s, std::size_t c, std::int64_t delta) noexcept {
+  s.stranded_in[c].fetch_add(delta, std::memory_order_relaxed);
+  s.stranded.fetch_add(delta, std::memory_order_relaxed);
+}
+
+// The listing holder's exit from a Closing or Closed page (I5) of class
+// index `c`; `word` is the value it read.
+void unlist_closed(State& s, PageDesc& d, std::uint32_t id, std::uint64_t word,
+                   std::size_t c) noexcept {
   // acq_rel: acquire (Closed) orders this push after the closer's
-  // give_back; release (Closing) orders this holder's reads before the
-  // closer's push. relaxed on failure: reread, retried.
+  // give_back, and the -1 below after the closer's +1 (I7); release
+  // (Closing) orders this holder's reads before the closer's push.
+  // relaxed on failure: reread, retried.
   while (!d.word.compare_exchange_weak(word, word & ~kListed, std::memory_order_acq_rel,
                                        std::memory_order_relaxed)) {
   }
   if ((word & kClosed) != 0) {
-    s.stranded.fetch_sub(1, std::memory_order_relaxed);  // relaxed: see State::stranded
+    count_stranded(s, c, -1);
     push_closed(s, id, word);
   }
 }
@@ -80,18 +93,22 @@ std::uint32_t pop_closed(State& s) noexcept {
   return id != kNoPage ? id : s.free_pages.pop(s.descs());
 }
 
-// Recycles the pages that emptied while listed: each waits on its class's
-// partial stack (I5) until an allocation of that class pops it, so a burst
-// of another class would map chunks while they lie there. Takes each
-// partial stack whole (this thread then holds every listing on it, I1),
+// Recycles the pages that emptied while listed (I5, I7) onto the kept-page
+// and free-page stacks: for each class stranded_in counts, takes each of its
+// partial stacks whole (this thread then holds every listing on it, I1),
 // unlists the Closing and Closed pages as a popper would, and pushes the
-// open ones back, in order, in one push. True if it unlisted any. An
+// open ones back, in order, in one push. Walks only the stacks of those
+// classes, and the pages listed on them. True if it unlisted any. An
 // allocation racing the sweep may find a stack empty meanwhile and open a
 // page it would otherwise have found: a page more, never a slot twice.
-bool sweep_partial_stacks(State& s) noexcept {
+// Under grow_mutex.
+bool sweep_stranded(State& s) noexcept {
   bool unlisted = false;
-  for (Shard& shard : s.shards) {
-    for (PageStack& stack : shard.partial) {
+  for (std::size_t c = 0; c < kClasses; ++c) {
+    // relaxed: see count_stranded.
+    if (s.stranded_in[c].load(std::memory_order_relaxed) <= 0) continue;
+    for (Shard& shard : s.shards) {
+      PageStack& stack = shard.partial[c];
       std::uint32_t id = stack.take_all();
       std::uint32_t first = kNoPage;
       std::uint32_t last = kNoPage;
@@ -103,7 +120,7 @@ bool sweep_partial_stacks(State& s) noexcept {
         // listed, whatever frees race this look.
         const std::uint64_t word = d.word.load(std::memory_order_relaxed);
         if ((word & (kClosing | kClosed)) != 0) {
-          unlist_closed(s, d, id, word);
+          unlist_closed(s, d, id, word, c);
           unlisted = true;
         } else {
           // relaxed: published by push_chain's release CAS.
@@ -119,39 +136,44 @@ bool sweep_partial_stacks(State& s) noexcept {
   return unlisted;
 }
 
-// A sweep walks every partial stack (kShards * kClasses heads) and every
-// page listed on them, about the open pages: it pays when it recycles at
-// least 1/kSweepShare of that walk, and kMinSweep pages. Fewer stranded
-// pages than that, and a chunk is mapped instead (the reused pages then
-// strand some more until a sweep pays): the pages mapped stay within
-// about 1 + 1/kSweepShare of the open ones, plus a chunk and kMinSweep.
-inline constexpr std::int64_t kSweepShare = 8;
-inline constexpr std::int64_t kMinSweep = 16;
+// True if a page may be Closed and listed (I7). relaxed: see count_stranded.
+bool any_stranded(State& s) noexcept {
+  return s.stranded.load(std::memory_order_relaxed) > 0;
+}
+
+// A Closed page after a sweep of the stranded pages' classes, a kept one
+// first; kNoPage if another thread holds grow_mutex (it sweeps, or maps a
+// chunk after its own sweep: this thread does not wait for it), or if the
+// sweep found none (they were popped meanwhile).
+std::uint32_t sweep_then_pop(State& s) noexcept {
+  std::unique_lock lock(s.grow_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return kNoPage;
+  sweep_stranded(s);
+  return pop_closed(s);
+}
 
 // A Closed page when none is on the kept-page or free-page stack: one
-// recycled by a sweep, if one pays, else a new chunk's. Under grow_mutex,
-// so that one thread sweeps at a time and the others, waiting, then find
-// its pages rather than map chunks of their own while the stacks are
-// taken aside. (Once per kMinSweep pages opened at the most, beside the
-// page faults of as many pages; else once per chunk, beside an mmap.)
+// recycled by a sweep of the stranded pages' classes, else a new chunk's.
+// Under grow_mutex, so that one thread sweeps or maps at a time and the
+// others, waiting, then find its pages rather than map chunks of their own
+// while the stacks are taken aside.
 std::uint32_t sweep_or_map(State& s) {
   std::lock_guard lock(s.grow_mutex);
   std::uint32_t id = pop_closed(s);
-  if (id != kNoPage) return id;
-  // relaxed (both): a choice of cost only (see State::stranded).
-  const std::int64_t stranded = s.stranded.load(std::memory_order_relaxed);
-  const auto open = static_cast<std::int64_t>(s.open_pages.load(std::memory_order_relaxed));
-  if (stranded >= kMinSweep && stranded * kSweepShare >= open && sweep_partial_stacks(s)) {
-    id = pop_closed(s);
-  }
+  if (id == kNoPage && any_stranded(s) && sweep_stranded(s)) id = pop_closed(s);
   return id != kNoPage ? id : map_chunk(s);
 }
 
-// Opens a fresh page for `class_bytes` with slot 0 taken, lists it on
-// `stack`, and returns slot 0: a kept page first, then a page given back,
-// then (sweep_or_map) a page emptied while listed, then a new chunk's.
+// Opens a page for `class_bytes` with slot 0 taken, lists it on `stack`,
+// and returns slot 0. The order (block_pool.h): a kept page (resident: kept
+// by choice, or refused by the OS); else, if a page may be stranded on a
+// partial stack (I7), a sweep of those classes, then a kept page again and
+// a page given back (those the sweep recycled on top); else a page given
+// back or never used; else (sweep_or_map) a new chunk's.
 void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
-  std::uint32_t id = pop_closed(s);
+  std::uint32_t id = s.kept_pages.pop(s.descs());
+  if (id == kNoPage && any_stranded(s)) id = sweep_then_pop(s);
+  if (id == kNoPage) id = s.free_pages.pop(s.descs());
   if (id == kNoPage) id = sweep_or_map(s);
   PageDesc& d = s.desc(id);
   // This thread owns the page now (I1): W is kClosed, maybe kKept.
@@ -179,7 +201,7 @@ void* take_slot(State& s, std::uint32_t id, std::size_t class_bytes, PageStack& 
   std::uint64_t word = d.word.load(std::memory_order_relaxed);  // relaxed: the CAS decides
   for (;;) {
     if ((word & (kClosing | kClosed)) != 0) {
-      unlist_closed(s, d, id, word);
+      unlist_closed(s, d, id, word, class_index(class_bytes));
       return nullptr;
     }
     const std::uint64_t free_slots = word & all;
@@ -219,11 +241,12 @@ bool reserve_kept(State& s) noexcept {
   return kept < s.keep_limit;
 }
 
-// Ends Closing (I5): gives the page's memory back unless `keep`, then
-// moves W to Closed (keeping kListed) and pushes the page if not listed.
-// A page the OS refuses to take back (locked memory; always off Linux)
-// stays resident and empty: it is kept, past the limit if need be (I6).
-void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept {
+// Ends Closing (I5) of a page of class index `c`: gives the page's memory
+// back unless `keep`, then moves W to Closed (keeping kListed) and pushes
+// the page if not listed. A page the OS refuses to take back (locked
+// memory; always off Linux) stays resident and empty: it is kept, past the
+// limit if need be (I6).
+void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep, std::size_t c) noexcept {
   if (!keep) {
     if (os::give_back(s.page_address(id), s.page)) {
       s.given_back.fetch_add(1, std::memory_order_relaxed);  // relaxed: a statistic
@@ -232,14 +255,19 @@ void finish_closing(State& s, PageDesc& d, std::uint32_t id, bool keep) noexcept
       keep = true;
     }
   }
-  // acq_rel: release orders give_back before the listing holder's reuse
-  // (it acquires Closed); acquire pairs with its unlisting.
+  // Counted before the RMW that may leave the page stranded (I7). relaxed:
+  // while Closing, kListed can only be cleared (by the holder), so a clear
+  // bit read here is final; a set one is checked again below.
+  const bool listed = (d.word.load(std::memory_order_relaxed) & kListed) != 0;
+  if (listed) count_stranded(s, c, 1);
+  // acq_rel: release orders give_back, and the count above, before the
+  // listing holder's reuse and its -1 (it acquires Closed); acquire pairs
+  // with its unlisting.
   const std::uint64_t flip = kClosing | kClosed | (keep ? kKept : 0);
   const std::uint64_t before = d.word.fetch_xor(flip, std::memory_order_acq_rel);
   if ((before & kListed) == 0) {
+    if (listed) count_stranded(s, c, -1);  // unlisted meanwhile: not stranded
     push_closed(s, id, before ^ flip);
-  } else {
-    s.stranded.fetch_add(1, std::memory_order_relaxed);  // relaxed: see State::stranded
   }
 }
 
@@ -292,13 +320,39 @@ void deallocate_small(State& s, void* p, std::size_t class_bytes) noexcept {
   if (list) s.shards[thread_shard()].partial[class_index(class_bytes)].push(id, s.descs());
   if (!close) return;
   s.open_pages.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a statistic
-  finish_closing(s, d, id, reserve_kept(s));
+  finish_closing(s, d, id, reserve_kept(s), class_index(class_bytes));
 }
 
 void trim(State& s) noexcept {
   // Nothing is kept (I6), or nothing can be given back: nothing to do.
   // relaxed: a page kept after this look is one kept after the trim.
   if (!os::gives_back() || s.kept.load(std::memory_order_relaxed) == 0) return;
+  // Kept pages still listed (on a partial stack, awaiting their holder's
+  // unlisting): Closed + kKept + kListed -> Closing, as a closer would, so
+  // the holder leaves the rest to this thread (I5). First: a kept page its
+  // holder (or a sweep) unlists meanwhile goes on the kept-page stack,
+  // which is taken next.
+  const std::size_t chunks = std::min(s.chunk_count.load(std::memory_order_relaxed), kMaxChunks);
+  for (std::size_t i = 0; i < chunks; ++i) {
+    // acquire: pairs with map_chunk's store; no pop ordered this chunk here.
+    ChunkHeader* chunk = s.chunks[i].load(std::memory_order_acquire);
+    if (chunk == nullptr) continue;
+    for (std::uint32_t p = s.first_page; p < s.pages_per_chunk; ++p) {
+      PageDesc& d = chunk->pages[p];
+      std::uint64_t word = kClosed | kKept | kListed;
+      // acq_rel: as the closer's CAS (this thread now gives the memory
+      // back); relaxed on failure: the page is in another state.
+      if (d.word.compare_exchange_strong(word, kClosing | kListed, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed)) {
+        // relaxed: the opener's store, published to the closer by the
+        // frees of its slots, and to this thread by the CAS above.
+        const std::size_t c = class_index(d.class_bytes.load(std::memory_order_relaxed));
+        s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+        count_stranded(s, c, -1);
+        finish_closing(s, d, chunk->index << kPageShift | p, false, c);
+      }
+    }
+  }
   // Kept pages on the kept-page stack: take the chain whole (this thread
   // then owns each page, I1), give each back, and push those given back,
   // relinked, on the free-page stack; one the OS refuses stays kept (its
@@ -325,27 +379,6 @@ void trim(State& s) noexcept {
     id = next;
   }
   if (first != kNoPage) s.free_pages.push_chain(first, last, s.descs());
-  // Kept pages still listed (on a partial stack, awaiting their holder's
-  // unlisting): Closed + kKept + kListed -> Closing, as a closer would, so
-  // the holder leaves the rest to this thread (I5).
-  const std::size_t chunks = std::min(s.chunk_count.load(std::memory_order_relaxed), kMaxChunks);
-  for (std::size_t i = 0; i < chunks; ++i) {
-    // acquire: pairs with map_chunk's store; no pop ordered this chunk here.
-    ChunkHeader* chunk = s.chunks[i].load(std::memory_order_acquire);
-    if (chunk == nullptr) continue;
-    for (std::uint32_t p = s.first_page; p < s.pages_per_chunk; ++p) {
-      PageDesc& d = chunk->pages[p];
-      std::uint64_t word = kClosed | kKept | kListed;
-      // acq_rel: as the closer's CAS (this thread now gives the memory
-      // back); relaxed on failure: the page is in another state.
-      if (d.word.compare_exchange_strong(word, kClosing | kListed, std::memory_order_acq_rel,
-                                         std::memory_order_relaxed)) {
-        s.kept.fetch_sub(1, std::memory_order_relaxed);      // relaxed: a count (I6)
-        s.stranded.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as above
-        finish_closing(s, d, chunk->index << kPageShift | p, false);
-      }
-    }
-  }
 }
 
 }  // namespace leanchan::internal::pool

@@ -33,11 +33,22 @@
 //       only after give_back returned, and trim() finds the kept pages
 //       without taking the free ones from an allocation. A page that
 //       closed while listed waits on its partial stack for its holder:
-//       the next pop of its class, or the sweep of every partial stack
-//       that comes before a new chunk is mapped.
+//       the next pop of its class, or the sweep of its class's partial
+//       stacks that comes before any page is opened from the free-page
+//       stack or a new chunk is mapped (I7).
 //   I6. kept (the count) is the number of pages with kKept; at most
 //       keep_limit, taken by CAS before a page is kept, plus the pages the
 //       OS refused to take back (finish_closing keeps those past the limit).
+//   I7. stranded, and stranded_in[c] for each class c, never fall below
+//       the number of pages Closed and listed (of class c): the closer that
+//       may leave a page so counts it before its RMW to Closed (and takes
+//       the count back if the page was unlisted meanwhile), so its +1
+//       happens before the -1 of the holder that unlists the page (or of
+//       trim() when it takes a kept one back to Closing). A page is opened
+//       from the free-page stack, or a chunk mapped, only after the
+//       kept-page stack was found empty and then either a look at stranded
+//       found 0, or a sweep of the classes counted in stranded_in ran, or
+//       (opening only) another thread held grow_mutex, to sweep or map.
 #ifndef LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 #define LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 
@@ -190,19 +201,18 @@ struct BlockPool::State {
   internal::pool::PageStack kept_pages;  // I1: Closed and kKept, not listed
   std::atomic<std::size_t> chunk_count{0};
   std::atomic<std::size_t> kept{0};  // I6
-  // Pages Closed and still listed (closed while on a partial stack): +1 by
-  // the closer that leaves a page so, -1 by the holder that unlists one, or
-  // by trim() when it takes a kept one back to Closing (the -1 may come
-  // before its +1: signed). relaxed: only sweep_or_map's choice
-  // reads it; a stale count costs a chunk mapped or a sweep, not a slot.
+  // I7: pages Closed and still listed ("stranded"), pool-wide and per size
+  // class (the class index of their partial stacks). relaxed: they only
+  // choose whether to sweep and which classes (count_stranded).
   std::atomic<std::int64_t> stranded{0};
+  alignas(64) std::atomic<std::int64_t> stranded_in[internal::pool::kClasses] = {};
   // relaxed: statistics.
   std::atomic<std::size_t> open_pages{0};
   std::atomic<std::size_t> large_pages{0};
   std::atomic<std::uint64_t> given_back{0};
   std::atomic<std::size_t> mapped_bytes{0};
   std::mutex large_mutex;
-  std::mutex grow_mutex;  // sweeps the partial stacks, maps chunks (sweep_or_map)
+  std::mutex grow_mutex;  // one thread at a time sweeps the partial stacks or maps a chunk
   internal::pool::LargeRecord large{&large, &large, 0, 0};  // the list's sentinel
 
   PageDesc& desc(std::uint32_t id) noexcept {

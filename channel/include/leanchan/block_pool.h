@@ -35,14 +35,27 @@
 //     is one CAS, from any thread.
 //   - Pages with free slots are found on lock-free partial stacks, one per
 //     size class and shard (8 shards; a thread uses its own shard's and
-//     takes from the others' before it opens a new page). An allocation
-//     pops a page, takes a slot, and pushes the page back if it still has
-//     one; a free that makes a full page non-full pushes it. A page whose
-//     last slot is freed while it waits on a partial stack stays there
-//     until an allocation of its class pops it, or until the pool would
-//     otherwise map a new chunk: it then sweeps every partial stack first
-//     (when such pages are at least an eighth of the open pages, and 16),
-//     so a burst of one class reuses the pages another class emptied.
+//     takes from the others' before it opens a page). An allocation pops a
+//     page, takes a slot, and pushes the page back if it still has one; a
+//     free that makes a full page non-full pushes it. A page whose last
+//     slot is freed while it waits on a partial stack (stranded) stays
+//     there until an allocation of its class pops it, or until a sweep
+//     takes it off: a count of stranded pages, pool-wide and per class,
+//     tells an allocation about to open a page whether to sweep, and which
+//     classes' partial stacks (it walks those stacks and the pages listed
+//     on them, never the others).
+//   - An allocation that finds no page with a free slot in its class opens
+//     one in this order, whatever class emptied it: a kept page (below:
+//     resident, kept by choice or refused by the OS); else, if a page may
+//     be stranded, a page the sweep of those classes recycles, kept ones
+//     first; else a page given back; else a page of a chunk never used;
+//     else a new chunk's. So an emptied page that is still resident is
+//     opened before any page is faulted in, and a burst of one class
+//     reuses the pages another class emptied, given back or not, before a
+//     page never used, and maps a chunk only when none is left. Exact when
+//     the frees that emptied those pages happen before the allocation: a
+//     free racing it may leave its page resident beside one opened
+//     meanwhile, until a later allocation opens it.
 //   - The free that frees a page's last slot closes the page in the same
 //     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
 //     resident set at once and reads back as zeros), and recycles its
@@ -61,10 +74,13 @@
 //     and is reused, is measured in docs/budgets.md; keep_empty_pages
 //     trades a few resident pages for it.
 //   - No lock on the small path but where it sweeps or maps a chunk (a
-//     mutex, so that one thread sweeps at a time: when no emptied page is
-//     left on the page stacks). Own-mapping allocations (above kLargestClass) are each
-//     an mmap/munmap, which the kernel serializes per process anyway; a
-//     mutex guards the list of them that the destructor unmaps.
+//     mutex, so that one thread sweeps or maps at a time). An allocation
+//     about to sweep while another thread holds it does not wait: it opens
+//     a page given back or never used instead (as if it had raced the
+//     frees); one about to map a chunk waits, then takes the pages the
+//     other recycled or mapped. Own-mapping allocations (above kLargestClass) are each an
+//     mmap/munmap, which the kernel serializes per process anyway; a mutex
+//     guards the list of them that the destructor unmaps.
 //
 // Off Linux (or with -DLEANCHAN_BLOCK_POOL_BACKEND=portable) chunks and
 // own mappings come from the aligned global operator new instead, and an
