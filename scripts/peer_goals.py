@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Counts the speed goals of docs/results.md ("The goals") over the tables
+# Counts the speed goals of docs/results.md ("Where the speed goals end") over the tables
 # scripts/peers.sh prints:  scripts/peer_goals.py < table.md
 import math
 import sys
