@@ -235,7 +235,9 @@ class Receiver {
     return state()->is_closed() || state()->lifetime().sender_snapshot() == 0;
   }
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
-  // Bytes the channel holds now (control block + live blocks). O(1).
+  // Bytes the channel holds now (control block + live blocks). Takes the
+  // list lock; O(1) but for the blocks numbered for permits held and the
+  // spares, which it counts (docs/design.md, "What each operation costs").
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
   // Frees every block the channel does not need for the messages it holds
   // now: the spare, and, if it is empty, every block (the next send opens a

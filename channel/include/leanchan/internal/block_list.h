@@ -37,9 +37,16 @@
 // senders' block forward to it under the lock (open_block), walking from
 // the senders' block (one step, unless claims skipped blocks), never from
 // the head: about once per block, as numbering costs a send that holds
-// nothing. Every other send finds its block by the seqlock read alone, but
-// one whose block lies before the senders' block (another sender opened a
+// nothing. Every other send finds its block by the seqlock read alone
+// (or, finding the list locked, watches and then takes the lock), but one
+// whose block lies before the senders' block (another sender opened a
 // later block first), which walks from the head under the lock.
+// The price: the last numbered block is found by walking from the
+// senders' block (last_block_locked), in the providers' numbering and the
+// receiver's retiring, once per block each: O(1) with small reservations,
+// O(reserved / b) while a large one is held. A pointer to the last block
+// would make it O(1) always; the 64-byte control block has no room left
+// for one.
 // Provisioning (provisioning.h): a sender claims a position only once the
 // numbered blocks reach the block of the last position any permit in use
 // can be given (covers, else extend_locked under the lock), so claiming
@@ -80,10 +87,10 @@ class LEANCHAN_API BlockList : public ListLock {
   BlockHeader* tail_if_numbered(std::uint32_t tag) const noexcept {
     // A seqlock read: the word before and after the pointer must agree
     // (unlocked, same tag). While the caller holds an unconsumed claim the
-    // senders' block only moves forward (only un-numbering and release move
-    // it back, and they need no claim outstanding), and every move changes
-    // the tag, so agreement means the pointer is the block numbered `tag`,
-    // and the caller's unconsumed slot in it keeps it alive.
+    // senders' block only moves forward (only a release empties the list,
+    // and it needs no claim outstanding), and every move changes the tag,
+    // so agreement means the pointer is the block numbered `tag`, and the
+    // caller's unconsumed slot in it keeps it alive.
     const std::uint32_t before = list_word_.load(std::memory_order_acquire);
     if ((before & ListWord::kLocked) != 0 || ListWord::tag_of(before) != tag) return nullptr;
     // acquire: pairs with the writer's release store of tail_block_. If this
