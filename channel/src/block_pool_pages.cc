@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // BlockPool's size-class pages: opening a page, taking and freeing slots
 // with one CAS on the page's word, closing the page its last free empties,
-// and trim(). The states and invariants I1..I6 are in block_pool_state.h.
+// and trim(). The states and invariants I1..I7 are in block_pool_state.h.
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -93,17 +93,48 @@ std::uint32_t pop_closed(State& s) noexcept {
   return id != kNoPage ? id : s.free_pages.pop(s.descs());
 }
 
+// True if a page may be Closed and listed (I7). relaxed: see count_stranded.
+bool any_stranded(State& s) noexcept {
+  return s.stranded.load(std::memory_order_relaxed) > 0;
+}
+
+// True if no sweep debt is outstanding: a sweep may run. relaxed: the debt
+// only chooses whether to sweep, never hands a page over (the stacks and
+// the words do); a stale look lets a sweep run, or wait, a few pages
+// faulted in early or late. A sweep's own look is under grow_mutex, after
+// the previous sweep's store (the mutex orders them), so only payments
+// racing it can be missed.
+bool sweep_paid(State& s) noexcept {
+  return s.sweep_debt.load(std::memory_order_relaxed) <= 0;
+}
+
+// A page faulted in (opened from the free-page stack or a new chunk) pays
+// kSweepPay of the sweep debt, if any. relaxed (load and CAS): as
+// sweep_paid; the CAS only keeps concurrent payments from being lost and
+// the debt from falling below 0.
+void pay_sweep_debt(State& s) noexcept {
+  std::int64_t debt = s.sweep_debt.load(std::memory_order_relaxed);
+  while (debt > 0 && !s.sweep_debt.compare_exchange_weak(
+                         debt, std::max<std::int64_t>(debt - kSweepPay, 0),
+                         std::memory_order_relaxed, std::memory_order_relaxed)) {
+  }
+}
+
 // Recycles the pages that emptied while listed (I5, I7) onto the kept-page
 // and free-page stacks: for each class stranded_in counts, takes each of its
 // partial stacks whole (this thread then holds every listing on it, I1),
 // unlists the Closing and Closed pages as a popper would, and pushes the
 // open ones back, in order, in one push. Walks only the stacks of those
-// classes, and the pages listed on them. True if it unlisted any. An
-// allocation racing the sweep may find a stack empty meanwhile and open a
-// page it would otherwise have found: a page more, never a slot twice.
-// Under grow_mutex.
+// classes, and the pages listed on them. Does nothing while no page may be
+// stranded or a sweep debt is outstanding; leaves as its own debt the pages
+// it walked beyond kSweepPay per page it unlisted (block_pool.h: the
+// sweeps' cost). True if it unlisted any. An allocation racing the sweep
+// may find a stack empty meanwhile and open a page it would otherwise have
+// found: a page more, never a slot twice. Under grow_mutex.
 bool sweep_stranded(State& s) noexcept {
-  bool unlisted = false;
+  if (!any_stranded(s) || !sweep_paid(s)) return false;
+  std::int64_t walked = 0;
+  std::int64_t unlisted = 0;
   for (std::size_t c = 0; c < kClasses; ++c) {
     // relaxed: see count_stranded.
     if (s.stranded_in[c].load(std::memory_order_relaxed) <= 0) continue;
@@ -113,6 +144,8 @@ bool sweep_stranded(State& s) noexcept {
       std::uint32_t first = kNoPage;
       std::uint32_t last = kNoPage;
       while (id != kNoPage) {
+        LEANCHAN_TEST_POINT(kPoolSweepStepped);
+        ++walked;
         PageDesc& d = s.desc(id);
         // relaxed: owned (take_all acquired the chain's links).
         const std::uint32_t next = d.next.load(std::memory_order_relaxed);
@@ -121,7 +154,7 @@ bool sweep_stranded(State& s) noexcept {
         const std::uint64_t word = d.word.load(std::memory_order_relaxed);
         if ((word & (kClosing | kClosed)) != 0) {
           unlist_closed(s, d, id, word, c);
-          unlisted = true;
+          ++unlisted;
         } else {
           // relaxed: published by push_chain's release CAS.
           if (last != kNoPage) s.desc(last).next.store(id, std::memory_order_relaxed);
@@ -133,18 +166,19 @@ bool sweep_stranded(State& s) noexcept {
       if (first != kNoPage) stack.push_chain(first, last, s.descs());
     }
   }
-  return unlisted;
+  // relaxed: see sweep_paid. The debt was 0 at the look above and stayed 0
+  // until this store (only a sweep raises it, and a payment changes only a
+  // debt above 0), so the store overwrites no payment.
+  s.sweep_debt.store(std::max<std::int64_t>(walked - kSweepPay * unlisted, 0),
+                     std::memory_order_relaxed);
+  return unlisted != 0;
 }
 
-// True if a page may be Closed and listed (I7). relaxed: see count_stranded.
-bool any_stranded(State& s) noexcept {
-  return s.stranded.load(std::memory_order_relaxed) > 0;
-}
-
-// A Closed page after a sweep of the stranded pages' classes, a kept one
-// first; kNoPage if another thread holds grow_mutex (it sweeps, or maps a
-// chunk after its own sweep: this thread does not wait for it), or if the
-// sweep found none (they were popped meanwhile).
+// A Closed page after a sweep of the stranded pages' classes (none if a
+// sweep debt is outstanding), a kept one first; kNoPage if another thread
+// holds grow_mutex (it sweeps, or maps a chunk after its own sweep: this
+// thread does not wait for it), or if none is found (the stranded pages
+// were popped meanwhile).
 std::uint32_t sweep_then_pop(State& s) noexcept {
   std::unique_lock lock(s.grow_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return kNoPage;
@@ -153,26 +187,28 @@ std::uint32_t sweep_then_pop(State& s) noexcept {
 }
 
 // A Closed page when none is on the kept-page or free-page stack: one
-// recycled by a sweep of the stranded pages' classes, else a new chunk's.
-// Under grow_mutex, so that one thread sweeps or maps at a time and the
-// others, waiting, then find its pages rather than map chunks of their own
-// while the stacks are taken aside.
+// recycled by a sweep of the stranded pages' classes (unless a sweep debt
+// is outstanding), else a new chunk's. Under grow_mutex, so that one thread
+// sweeps or maps at a time and the others, waiting, then find its pages
+// rather than map chunks of their own while the stacks are taken aside.
 std::uint32_t sweep_or_map(State& s) {
   std::lock_guard lock(s.grow_mutex);
   std::uint32_t id = pop_closed(s);
-  if (id == kNoPage && any_stranded(s) && sweep_stranded(s)) id = pop_closed(s);
+  if (id == kNoPage && sweep_stranded(s)) id = pop_closed(s);
   return id != kNoPage ? id : map_chunk(s);
 }
 
 // Opens a page for `class_bytes` with slot 0 taken, lists it on `stack`,
 // and returns slot 0. The order (block_pool.h): a kept page (resident: kept
-// by choice, or refused by the OS); else, if a page may be stranded on a
-// partial stack (I7), a sweep of those classes, then a kept page again and
-// a page given back (those the sweep recycled on top); else a page given
-// back or never used; else (sweep_or_map) a new chunk's.
+// by choice, or refused by the OS), at no cost; else, if a page may be
+// stranded on a partial stack (I7) and no sweep debt is outstanding, a
+// sweep of those classes, then a kept page again and a page given back
+// (those the sweep recycled on top); else a page given back or never used;
+// else (sweep_or_map) a new chunk's. A page faulted in (not kept) pays
+// towards the sweep debt.
 void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
   std::uint32_t id = s.kept_pages.pop(s.descs());
-  if (id == kNoPage && any_stranded(s)) id = sweep_then_pop(s);
+  if (id == kNoPage && any_stranded(s) && sweep_paid(s)) id = sweep_then_pop(s);
   if (id == kNoPage) id = s.free_pages.pop(s.descs());
   if (id == kNoPage) id = sweep_or_map(s);
   PageDesc& d = s.desc(id);
@@ -180,6 +216,8 @@ void* open_page(State& s, std::size_t class_bytes, PageStack& stack) {
   // relaxed: the pop (acquire) ordered it; nothing races it.
   if ((d.word.load(std::memory_order_relaxed) & kKept) != 0) {
     s.kept.fetch_sub(1, std::memory_order_relaxed);  // relaxed: a count (I6)
+  } else {
+    pay_sweep_debt(s);  // given back or never used: faulted in
   }
   // relaxed (both): published by the push below; a freer of slot 0 gets its
   // pointer from this thread, after these stores.

@@ -35,7 +35,8 @@
 //       closed while listed waits on its partial stack for its holder:
 //       the next pop of its class, or the sweep of its class's partial
 //       stacks that comes before any page is opened from the free-page
-//       stack or a new chunk is mapped (I7).
+//       stack or a new chunk is mapped, unless a sweep debt is outstanding
+//       (I7).
 //   I6. kept (the count) is the number of pages with kKept; at most
 //       keep_limit, taken by CAS before a page is kept, plus the pages the
 //       OS refused to take back (finish_closing keeps those past the limit).
@@ -47,8 +48,10 @@
 //       trim() when it takes a kept one back to Closing). A page is opened
 //       from the free-page stack, or a chunk mapped, only after the
 //       kept-page stack was found empty and then either a look at stranded
-//       found 0, or a sweep of the classes counted in stranded_in ran, or
-//       (opening only) another thread held grow_mutex, to sweep or map.
+//       found 0, or a sweep of the classes counted in stranded_in ran, or a
+//       look at sweep_debt found a debt outstanding (the page opened then
+//       pays kSweepPay of it), or (opening only) another thread held
+//       grow_mutex, to sweep or map.
 #ifndef LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 #define LEANCHAN_SRC_BLOCK_POOL_STATE_H_
 
@@ -75,6 +78,11 @@ inline constexpr std::uint64_t kClosing = std::uint64_t{1} << 61;
 inline constexpr std::uint64_t kKept = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t kClosed = std::uint64_t{1} << 63;
 static_assert(BlockPool::kMaxSlotsPerPage <= 60, "the bitmap must leave the flag bits free");
+// A sweep may walk this many listed pages per stranded page it recycles;
+// it leaves the pages it walked beyond that as a debt, which each page
+// faulted in (opened from the free-page stack or a new chunk) pays this
+// much of; no sweep runs while a debt is outstanding (block_pool.h).
+inline constexpr std::int64_t kSweepPay = 8;
 
 struct PageDesc {
   // W. Its RMWs carry the slots' memory from one owner to the next; the
@@ -206,6 +214,11 @@ struct BlockPool::State {
   // choose whether to sweep and which classes (count_stranded).
   std::atomic<std::int64_t> stranded{0};
   alignas(64) std::atomic<std::int64_t> stranded_in[internal::pool::kClasses] = {};
+  // The sweeps' debt, in listed pages walked (kSweepPay): set by a sweep
+  // (under grow_mutex), lowered by the pages faulted in since, never below
+  // 0; a sweep runs only at 0. relaxed: it only chooses whether to sweep,
+  // like stranded (see sweep_paid).
+  std::atomic<std::int64_t> sweep_debt{0};
   // relaxed: statistics.
   std::atomic<std::size_t> open_pages{0};
   std::atomic<std::size_t> large_pages{0};

@@ -46,16 +46,37 @@
 //     on them, never the others).
 //   - An allocation that finds no page with a free slot in its class opens
 //     one in this order, whatever class emptied it: a kept page (below:
-//     resident, kept by choice or refused by the OS); else, if a page may
-//     be stranded, a page the sweep of those classes recycles, kept ones
+//     resident, kept by choice or refused by the OS), always, at no cost;
+//     else, if a page may be stranded and no sweep debt is outstanding
+//     (next item), a page the sweep of those classes recycles, kept ones
 //     first; else a page given back; else a page of a chunk never used;
 //     else a new chunk's. So an emptied page that is still resident is
 //     opened before any page is faulted in, and a burst of one class
 //     reuses the pages another class emptied, given back or not, before a
 //     page never used, and maps a chunk only when none is left. Exact when
-//     the frees that emptied those pages happen before the allocation: a
-//     free racing it may leave its page resident beside one opened
-//     meanwhile, until a later allocation opens it.
+//     the frees that emptied those pages happen before the allocation and
+//     no sweep debt is outstanding: a free racing it, or another
+//     allocation in flight (holding the mutex below to sweep or map a
+//     chunk, sweeping the partial stacks it took aside, or holding the
+//     stranded page it just popped), may leave a page resident beside one
+//     opened meanwhile, until a later allocation opens it.
+//   - The sweeps' cost is bounded by a debt. A sweep counts the listed
+//     pages it walks (W) and the stranded ones it recycles (R), and leaves
+//     a debt of max(0, W - 8R): one that recycles a page per 8 it walks
+//     leaves none (the usual case: a burst empties many pages of a class,
+//     then another class bursts). While a debt D is outstanding no sweep
+//     runs, and each page faulted in (opened from a page given back or
+//     never used, or from a new chunk) pays 8 of it; a kept page pays
+//     nothing. So at most ceil(D / 8) pages are faulted in beside stranded
+//     ones before the next allocation that opens a page sweeps again. And
+//     all the sweeps together walk at most 8 pages per page they recycle,
+//     plus 8 per page faulted in, plus the pages the last sweep walked (its
+//     debt, unpaid; at most the pages listed then): at most 16 per page
+//     opened (each page recycled was opened once before) plus one pass
+//     over the listed pages, O(1) amortized per page opened however many
+//     pages stay listed. Beside that, a sweep costs a constant (a look at
+//     each class's count, and at the 8 shards' stacks of each class it
+//     sweeps), and an allocation runs at most two.
 //   - The free that frees a page's last slot closes the page in the same
 //     CAS, gives it back (madvise(MADV_DONTNEED): its memory leaves the
 //     resident set at once and reads back as zeros), and recycles its

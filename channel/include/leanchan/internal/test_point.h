@@ -72,6 +72,10 @@ enum class TestPoint {
   // ThreadPoolExecutor::join: stop() has been called; the workers are
   // about to be joined (a run may still be in progress).
   kPoolJoining,
+  // BlockPool's sweep of the partial stacks that hold stranded pages
+  // (sweep_stranded): it stepped over one listed page (tests count the
+  // pages the sweeps walk).
+  kPoolSweepStepped,
 };
 
 // Where the positions of a channel created from now on start (ChannelState's
