@@ -66,8 +66,14 @@ void list_locks(benchmark::State& state) {
 
 // Shallow (empty at the start), about 2,000 deep, and deeper than the 2^16
 // permits the 16-bit returned position can tell apart.
-BENCHMARK(list_locks)->ArgName("depth")->Arg(0)->Arg(2000)->Arg(70000)->Arg(100000)
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(list_locks)
+    ->ArgName("depth")
+    ->Arg(0)
+    ->Arg(2000)
+    ->Arg(70000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

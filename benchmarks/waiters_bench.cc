@@ -41,7 +41,8 @@ void arm_cancel(benchmark::State& state) {
   Armed armed(state.range(0));
   leanchan::Notifier mine(&ignore, nullptr);
   for (auto _ : state) {
-    if (armed.tx.notify_when_room(mine) != leanchan::RoomStatus::kArmed) state.SkipWithError("room appeared");
+    if (armed.tx.notify_when_room(mine) != leanchan::RoomStatus::kArmed)
+      state.SkipWithError("room appeared");
     benchmark::DoNotOptimize(armed.tx.cancel_notify(mine));
   }
 }
@@ -58,7 +59,8 @@ void handoff(benchmark::State& state) {
     benchmark::DoNotOptimize(armed.rx.try_recv());
     leanchan::Notifier& head = next < armed.notifiers.size() ? armed.notifiers[next] : extra;
     if (!armed.tx.try_send(1, head).ok()) state.SkipWithError("no slot handed over");
-    if (armed.tx.notify_when_room(head) != leanchan::RoomStatus::kArmed) state.SkipWithError("room appeared");
+    if (armed.tx.notify_when_room(head) != leanchan::RoomStatus::kArmed)
+      state.SkipWithError("room appeared");
     next = next + 1 <= armed.notifiers.size() ? next + 1 : 0;
   }
 }

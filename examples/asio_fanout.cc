@@ -27,8 +27,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "absl/flags/flag.h"
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments, list flags
 #include "leanchan/asio.h"
 #include "leanchan/channel.h"
 #include "leanchan/profiler/heap_counters.h"

@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments
 #include "absl/flags/flag.h"
+#include "cli.h"  // profiler/report/cli.h: --help, -h, stray arguments
 #include "leanchan/channel.h"
 #include "leanchan/ready_set.h"
 
@@ -182,7 +182,8 @@ void serve_with_threads(std::vector<Rx>& receivers, Results& results,
         &jobs[i]);
     if (error != 0) {
       results.setup_error = "cannot start thread " + std::to_string(i + 1) + " of " +
-                      std::to_string(receivers.size()) + ": " + os_error("pthread_create", error);
+                            std::to_string(receivers.size()) + ": " +
+                            os_error("pthread_create", error);
       break;
     }
   }
@@ -301,5 +302,5 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(results.duplicates),
               static_cast<unsigned long long>(refused));
   return leanchan::cli::finish_output("leanchan-epoll-fanout",
-                                     lost == 0 && results.duplicates == 0 ? 0 : 1);
+                                      lost == 0 && results.duplicates == 0 ? 0 : 1);
 }

@@ -37,6 +37,8 @@
 //
 // --help or -h prints the usage and the design names to stdout and exits 0.
 // Exits 2 on a bad argument, 1 if the checksum is wrong.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -54,8 +56,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <sys/resource.h>
 
 #include "adapters.h"
 #include "handoff.h"

@@ -11,8 +11,8 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/futex.h"
-#include "leanchan/internal/test_point.h"
 #include "leanchan/internal/spin_wait.h"
+#include "leanchan/internal/test_point.h"
 
 namespace leanchan {
 
@@ -340,9 +340,9 @@ struct ThreadPoolExecutor::State {
   std::atomic<std::size_t> size{0};  // of both queues: publish_size_locked
   std::unique_ptr<Worker[]> workers;
   std::size_t count;
-  int searching = 0;  // workers awake and looking for a task, not running one
-  int sleeping = 0;   // workers registered asleep on wake_word
-  int waking = 0;     // wake-ups issued and not yet consumed by a returning sleeper
+  int searching = 0;           // workers awake and looking for a task, not running one
+  int sleeping = 0;            // workers registered asleep on wake_word
+  int waking = 0;              // wake-ups issued and not yet consumed by a returning sleeper
   std::uint64_t wake_ups = 0;  // wake-ups issued since the start: wake_ups()
   bool stopped = false;
   std::atomic<bool> stop_requested{false};  // `stopped`, for watching workers

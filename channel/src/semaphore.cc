@@ -254,7 +254,7 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
       needed -= given;
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
-      waiters_.remove(node);  // still marked queued: marked once the settle decides, below
+      waiters_.remove(node);   // still marked queued: marked once the settle decides, below
 #if defined(LEANCHAN_EXPLORE)
       if (explore::mutant() == 19) mark_firing(node, WaitNode::kGrant);  // shown before it
 #endif
@@ -272,8 +272,8 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // after close().
   WaitNode* const head = waiters_.first_sender();
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
-  // Any slot handed over, a partial grant included, is a permit still to
-  // claim (PermitWord invariant P).
+    // Any slot handed over, a partial grant included, is a permit still to
+    // claim (PermitWord invariant P).
 #if defined(LEANCHAN_EXPLORE)
   if (explore::mutant() == 15) granted = false;  // the explorer's self-test: grants unmarked
 #endif
@@ -313,7 +313,7 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
 void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
   while (woken != nullptr) {
     WaitNode* const node = woken;
-    woken = node->next;  // read before the node may go away
+    woken = node->next;    // read before the node may go away
     node->next = nullptr;  // an idle node is unlinked (set_notifier checks); released below
     if (node->callback == nullptr) {
       // A thread (send or closed watch): store its outcome; wake it only if

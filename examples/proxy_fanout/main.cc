@@ -23,16 +23,18 @@
 #include "proxy.h"
 
 ABSL_FLAG(std::string, design, "both", "leanchan, tokio-style, or both");
-ABSL_FLAG(std::string, services, "1000,10000,100000", "Comma-separated service counts (each 10..1000000)");
+ABSL_FLAG(std::string, services, "1000,10000,100000",
+          "Comma-separated service counts (each 10..1000000)");
 ABSL_FLAG(double, seconds, 2.0, "How long the health checker runs per row (0.1..600)");
 ABSL_FLAG(int, rate, 20000, "Steady events per second across all services (1..10000000)");
 ABSL_FLAG(int, capacity, 16, "Channel capacity per service, also the burst size (1..1024)");
 ABSL_FLAG(int, workers, 0,
           "Worker threads serving the channels, 0..64 (0: one fewer than the CPUs, at least 1, so "
           "the checker and the workers are no more busy threads than cores)");
-ABSL_FLAG(int, runs, 1,
-          "Runs of each row (1..100); above 1, every run's row is printed and then each row's spread "
-          "(median, min, max) of events/s, p50, p99 and CPU per event");
+ABSL_FLAG(
+    int, runs, 1,
+    "Runs of each row (1..100); above 1, every run's row is printed and then each row's spread "
+    "(median, min, max) of events/s, p50, p99 and CPU per event");
 ABSL_FLAG(std::size_t, top_services, 0,
           "leanchan only: list the service channels in a leanchan::ChannelRegistry, walk it after "
           "each burst and print the this many holding the most memory after the last one (0: "

@@ -31,12 +31,12 @@ TEST(AsioAllocationFailure, ASlotThatCannotConnectLeavesNothingPending) {
   asio::cancellation_signal signal;
   auto token = std::make_shared<int>(0);  // the handler holds a copy
   std::optional<int> got;
-  leanchan::testing::fail_allocation_at = 2;  // the operation's allocation succeeds, the slot's fails
-  EXPECT_THROW(rx.async_recv(asio::bind_cancellation_slot(
-                   signal.slot(), [token, &got](asio::error_code, std::optional<int> v) {
-                     got = v;
-                   })),
-               std::bad_alloc);
+  leanchan::testing::fail_allocation_at =
+      2;  // the operation's allocation succeeds, the slot's fails
+  EXPECT_THROW(
+      rx.async_recv(asio::bind_cancellation_slot(
+          signal.slot(), [token, &got](asio::error_code, std::optional<int> v) { got = v; })),
+      std::bad_alloc);
   leanchan::testing::fail_allocation_at = 0;
   EXPECT_EQ(token.use_count(), 1) << "the failed operation still holds its handler";
   // The object is usable: a new receive takes the next message.

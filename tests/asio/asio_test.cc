@@ -14,10 +14,10 @@ void leanchan_test_after_arm();
 
 #include "leanchan/asio.h"
 
+#include <algorithm>
 #include <asio.hpp>
 #include <asio/experimental/as_tuple.hpp>
 #include <asio/experimental/deferred.hpp>
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -314,12 +314,12 @@ TEST(AsioReceiver, CancellationWinsOverAMessageThatCameMeanwhile) {
   asio::cancellation_signal signal;
   asio::error_code ec;
   std::optional<int> value = -1;
-  rx.async_recv(asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code e,
-                                                                std::optional<int> v) {
-    ec = e;
-    value = v;
-  }));
-  io.poll();                        // pending
+  rx.async_recv(
+      asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code e, std::optional<int> v) {
+        ec = e;
+        value = v;
+      }));
+  io.poll();                         // pending
   ASSERT_TRUE(tx.try_send(5).ok());  // posts the next step
   signal.emit(asio::cancellation_type::terminal);
   io.run();
@@ -345,12 +345,11 @@ TEST(AsioReceiver, ALateCancellationDoesNotCancelTheNextReceive) {
   asio::cancellation_signal signal;
   std::optional<int> first;
   rx.async_recv(asio::bind_cancellation_slot(
-      signal.slot(), asio::bind_executor(other, [&](asio::error_code, std::optional<int> v) {
-        first = v;
-      })));
+      signal.slot(),
+      asio::bind_executor(other, [&](asio::error_code, std::optional<int> v) { first = v; })));
   io.poll();  // pending
   ASSERT_TRUE(tx.try_send(1).ok());
-  io.run();   // completes: its handler is queued on `other`
+  io.run();  // completes: its handler is queued on `other`
   EXPECT_TRUE(signal.slot().has_handler()) << "the slot was cleared from the I/O side";
   io.restart();
   asio::error_code second_ec;
@@ -529,8 +528,7 @@ TEST(AsioReceiver, AKickFromACoroutineSpawnedInlineRunsOnAnotherThread) {
   std::atomic<bool> sent_second{false};
   asio::post(io, [&] {
     asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> { co_await atx->async_send(1, asio::use_awaitable); },
+        io, [&]() -> asio::awaitable<void> { co_await atx->async_send(1, asio::use_awaitable); },
         asio::detached);
     sent_second = tx->send_for(2, std::chrono::seconds(10)).ok();  // needs 1 taken
     tx.reset();

@@ -29,7 +29,9 @@ using leanchan::Retention;
 using leanchan::internal::TestPoint;
 
 // Control block + one block of `slots` 8-byte messages (16-byte header).
-constexpr std::size_t one_block(std::size_t slots) { return 64 + 16 + slots * 8; }
+constexpr std::size_t one_block(std::size_t slots) {
+  return 64 + 16 + slots * 8;
+}
 
 // Runs `in_window` once, on the thread that reaches kPermitsGivenBack next.
 std::atomic<void (*)()> g_in_window{nullptr};
@@ -102,7 +104,10 @@ TEST(DrainMemory, ADrainAndAReservationInItsGiveBackNumberOneBlock) {
 // more messages passed).
 TEST(DrainMemory, AReservationDroppedUnusedLeavesOneBlockAfterADrain) {
   auto [tx, rx] = leanchan::channel<std::uint64_t, 8>(1000);
-  { auto many = tx.reserve_many(1000); ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk); }
+  {
+    auto many = tx.reserve_many(1000);
+    ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk);
+  }
   ASSERT_TRUE(tx.try_send(std::uint64_t{7}).ok());
   ASSERT_EQ(rx.try_recv().value(), 7u);
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
@@ -124,7 +129,10 @@ TEST(DrainMemory, ADroppedReservationLeavesWhatKeepNKeeps) {
   ASSERT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
   const std::size_t four_blocks = 64 + 4 * (16 + 4 * 8);
   ASSERT_EQ(rx.memory_usage(), four_blocks);
-  { auto many = tx.try_reserve_many(9); ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk); }
+  {
+    auto many = tx.try_reserve_many(9);
+    ASSERT_TRUE(many.status() == leanchan::SendStatus::kOk);
+  }
   EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
   EXPECT_EQ(rx.memory_usage(), four_blocks);
   for (std::uint64_t i = 0; i < 16; ++i) ASSERT_TRUE(tx.try_send(std::uint64_t{i}).ok());

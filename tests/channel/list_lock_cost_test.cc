@@ -193,7 +193,9 @@ namespace {
 // Attaching the receiver's notifier takes the list lock once, whether one
 // was attached before or not (before: a detach, a second lock, even with
 // nothing attached), and a replaced one no longer fires.
-void count_firing(void* fired) { ++*static_cast<int*>(fired); }
+void count_firing(void* fired) {
+  ++*static_cast<int*>(fired);
+}
 
 TEST(ListLocks, AttachingANotifierLocksOnce) {
   auto [tx, rx] = leanchan::channel<int, 4>(16);

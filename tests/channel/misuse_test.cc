@@ -63,8 +63,7 @@ TEST(MisuseDeathTest, ArmingWithoutANotifierAbortsWithAMessage) {
   EXPECT_DEATH((void)rx.arm_notifier(), "leanchan: Receiver::arm_notifier without a notifier");
 }
 
-Task await_one(leanchan::Receiver<int>& rx, leanchan::Executor& executor,
-               std::optional<int>& out) {
+Task await_one(leanchan::Receiver<int>& rx, leanchan::Executor& executor, std::optional<int>& out) {
   out = co_await rx.async_recv(executor);
 }
 
@@ -85,7 +84,9 @@ TEST(MisuseDeathTest, ASecondCoroutineAwaitingOneReceiverAbortsWithAMessage) {
                "leanchan: async_recv on a Receiver that has a notifier attached");
 }
 
-void on_ready(void* fired) { *static_cast<bool*>(fired) = true; }
+void on_ready(void* fired) {
+  *static_cast<bool*>(fired) = true;
+}
 
 // A coroutine awaiting a receiver that has the program's own notifier.
 void await_over_a_notifier() {

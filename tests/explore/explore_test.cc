@@ -669,9 +669,8 @@ TEST(Explore, ReservationRacingAnUnnumbering) {
 // A send into a block numbered past the senders' block racing the
 // retirement of the senders' block.
 TEST(Explore, SendPastTheSendersBlockRacingItsRetirement) {
-  run_scenario("send past the senders' block racing its retirement", 2, [] {
-    leanchan::explore_test::send_past_the_senders_block_racing_its_retirement();
-  });
+  run_scenario("send past the senders' block racing its retirement", 2,
+               [] { leanchan::explore_test::send_past_the_senders_block_racing_its_retirement(); });
 }
 
 // Two budget charges racing each other and a refund (MemoryBudget).

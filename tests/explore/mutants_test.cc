@@ -72,17 +72,17 @@ TEST(ExploreMutant, ReleaseMissesAWaiterAnnouncingAtTheSameMoment) {
 // before the block's permits go back: a send providing in between counts
 // them twice and numbers a block no message uses.
 TEST(ExploreMutant, FinishBlockGivesBackAfterTheUnlock) {
-  expect_caught("finish_block gives back after the unlock",
-                explore_with_env(
-                    [] { leanchan::explore_test::finish_block_racing_a_providing_send(); }, 3));
+  expect_caught(
+      "finish_block gives back after the unlock",
+      explore_with_env([] { leanchan::explore_test::finish_block_racing_a_providing_send(); }, 3));
 }
 
 // Defect 4: cancel_notify gives a notifier's slot back without telling the
 // receiver: a closed receiver that armed meanwhile sleeps forever.
 TEST(ExploreMutant, CancelAfterCloseDoesNotWakeTheReceiver) {
-  expect_caught("cancel after close does not wake the receiver",
-                explore_with_env(
-                    [] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); }, 4));
+  expect_caught(
+      "cancel after close does not wake the receiver",
+      explore_with_env([] { leanchan::explore_test::cancel_after_close_wakes_the_receiver(); }, 4));
 }
 
 // Defect 5: the budget checks its limit with a load and charges with a
@@ -251,12 +251,10 @@ TEST(ExploreMutant, CoversReadsTheTagBeforeTheLock) {
 // Defect 22: retiring the senders' block leaves the senders' block on it:
 // a send into the next block then starts from a block no longer numbered.
 TEST(ExploreMutant, RetirementLeavesTheSendersBlockBehind) {
-  expect_caught("retirement leaves the senders' block behind",
-                explore_with_env(
-                    [] {
-                      leanchan::explore_test::send_past_the_senders_block_racing_its_retirement();
-                    },
-                    22));
+  expect_caught(
+      "retirement leaves the senders' block behind",
+      explore_with_env(
+          [] { leanchan::explore_test::send_past_the_senders_block_racing_its_retirement(); }, 22));
 }
 
 }  // namespace

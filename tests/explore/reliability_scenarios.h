@@ -432,7 +432,8 @@ inline void redeem_racing_a_withdrawn_hand_off() {
   int received = 0;
   while (rx.try_recv().ok()) ++received;
   explore::check(received == (sent ? 1 : 0), "the redeemed message arrives once");
-  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "closed, drained: ended");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected,
+                 "closed, drained: ended");
   explore::check(tx.capacity() == 1, "the slot counted once");
 }
 

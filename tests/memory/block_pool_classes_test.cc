@@ -128,8 +128,8 @@ TEST(BlockPoolClasses, ThreadsChurningEveryClassShareTheEmptiedPages) {
         const auto stamp = static_cast<unsigned char>(1 + (r * kThreads + t) % 251);
         auto batch = fill_pages(pool, bytes, kPages, stamp);
         if (!intact(batch, stamp)) broken = true;
-        std::vector<Allocation> handed(batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2),
-                                       batch.end());
+        std::vector<Allocation> handed(
+            batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2), batch.end());
         batch.resize(batch.size() / 2);
         free_all(pool, batch);
         Mailbox& next = mailboxes[(t + 1) % kThreads];

@@ -18,8 +18,8 @@
 namespace {
 
 using leanchan::BlockPool;
-using leanchan::testing::ScopedTestPointHook;
 using leanchan::internal::TestPoint;
+using leanchan::testing::ScopedTestPointHook;
 
 // What the hook does at kTrimHoldsKeptPages (hooks take no captures).
 BlockPool* g_pool = nullptr;

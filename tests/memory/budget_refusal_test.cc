@@ -30,7 +30,7 @@ using Tx = leanchan::Sender<std::uint64_t, 1>;
 using Rx = leanchan::Receiver<std::uint64_t, 1>;
 
 struct Window {
-  Tx* blocked_sender = nullptr;          // sends from a thread of its own
+  Tx* blocked_sender = nullptr;                       // sends from a thread of its own
   std::optional<std::pair<Tx, Rx>>* other = nullptr;  // freed to make room
   std::thread thread;
   std::atomic<bool> queued{false};
@@ -58,7 +58,8 @@ TEST(BudgetRefusal, AHandOffAfterTheRefusalKeepsTheRefusingThreadsRecord) {
   // (16 + 8 bytes) is refused until the other channel goes.
   leanchan::MemoryBudget budget(2 * kControlBytes);
   auto [tx, rx] = leanchan::channel<std::uint64_t, 1>(1, {.memory = &budget});
-  std::optional<std::pair<Tx, Rx>> other(leanchan::channel<std::uint64_t, 1>(1, {.memory = &budget}));
+  std::optional<std::pair<Tx, Rx>> other(
+      leanchan::channel<std::uint64_t, 1>(1, {.memory = &budget}));
   Tx second = tx;
   Window window;
   window.blocked_sender = &second;

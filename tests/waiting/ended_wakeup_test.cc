@@ -185,8 +185,9 @@ TEST(EndedWakeup, TheLastSenderGoingWithItsNotifierQueuedEndsTheChannel) {
   auto [tx, rx] = leanchan::channel<int, 1>(1);
   ASSERT_TRUE(tx.try_send(1).ok());
   std::atomic<int> sender_calls{0};
-  Notifier notifier{[](void* calls) noexcept { static_cast<std::atomic<int>*>(calls)->fetch_add(1); },
-                    &sender_calls};
+  Notifier notifier{
+      [](void* calls) noexcept { static_cast<std::atomic<int>*>(calls)->fetch_add(1); },
+      &sender_calls};
   ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   { auto gone = std::move(tx); }
   EXPECT_EQ(sender_calls.load(), 1) << "fired, without a slot, as the last sender went";

@@ -106,7 +106,7 @@ TEST(Notifier, SendNotifierFiresWhenRoomAppearsOrTheChannelCloses) {
   // The freed slot was handed to the notifier: nobody else can take it.
   EXPECT_EQ(tx.try_send(2).status(), leanchan::SendStatus::kFull);
   EXPECT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kHoldsSlot);  // not armed
-  ASSERT_TRUE(tx.try_send(2, notifier).ok());  // redeemed
+  ASSERT_TRUE(tx.try_send(2, notifier).ok());                                  // redeemed
   ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);
   EXPECT_TRUE(tx.cancel_notify(notifier));  // not fired: cancelled
   ASSERT_EQ(tx.notify_when_room(notifier), leanchan::RoomStatus::kArmed);

@@ -28,7 +28,9 @@ using leanchan::testing::StallGate;
 using leanchan::testing::Stalling;
 
 std::atomic<int> g_calls{0};
-void on_ready(void*) noexcept { g_calls.fetch_add(1); }
+void on_ready(void*) noexcept {
+  g_calls.fetch_add(1);
+}
 
 // Sender A claims position 0 and stalls in the move; the test thread then
 // sends position 1, which is published.

@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
-#include <new>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -206,8 +206,8 @@ TEST(ReadySet, ServicesDestroyedWhileTheirEntriesFireLeaveNothingBehind) {
   for (auto& t : producers) t.join();
   EXPECT_GT(received, 0u);
   for (const auto& service : services) EXPECT_EQ(service, nullptr);
-  EXPECT_EQ(ready.drain([](leanchan::ReadyEntry&) { ADD_FAILURE() << "a destroyed entry visited"; }),
-            0u);
+  EXPECT_EQ(
+      ready.drain([](leanchan::ReadyEntry&) { ADD_FAILURE() << "a destroyed entry visited"; }), 0u);
 }
 
 }  // namespace

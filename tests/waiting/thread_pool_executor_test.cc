@@ -378,14 +378,13 @@ TEST(ThreadPoolExecutor, ShutsDownUnderACoroutineSuspendedOnIt) {
   ASSERT_FALSE(waiter->done());
   pool->stop();
   pool->join();
-  pool->join();     // idempotent
-  waiter.reset();   // detaches from the channel and cancels on the live pool
+  pool->join();                      // idempotent
+  waiter.reset();                    // detaches from the channel and cancels on the live pool
   EXPECT_TRUE(tx.try_send(1).ok());  // nothing left to notify
   pool.reset();
   EXPECT_EQ(got, 0);  // never resumed
   EXPECT_EQ(rx.try_recv().value(), 1);
 }
-
 
 // Destruction while tasks keep scheduling themselves on every worker: the
 // destructor returns, no task runs after it, and none is left queued.

@@ -141,8 +141,9 @@ TEST(Window, TimedSendGrantedAsItTimesOutUsesItsSlot) {
   });
   Hold::wait_reached();  // queued, timed out, not yet out of the queue
   Counted behind;
-  ASSERT_EQ(tx.notify_when_room(behind.notifier), leanchan::RoomStatus::kArmed);  // queued behind it
-  ASSERT_EQ(rx.try_recv().value(), 0);                 // the slot goes to the timed sender
+  ASSERT_EQ(tx.notify_when_room(behind.notifier),
+            leanchan::RoomStatus::kArmed);  // queued behind it
+  ASSERT_EQ(rx.try_recv().value(), 0);      // the slot goes to the timed sender
   EXPECT_EQ(behind.calls.load(), 0);
   Hold::release();
   timed.join();
@@ -222,7 +223,7 @@ TEST(Window, RedeemWhileTheGrantIsNotShownYetDoesNotSendAround) {
     reserve_status = static_cast<int>(sender.try_reserve(waiter.notifier).status());
   });
   EXPECT_TRUE(set_soon(reserve_status)) << "the redeem sent without the notifier (and waits "
-                                          "for the list lock the hand-off holds)";
+                                           "for the list lock the hand-off holds)";
   Hold::release();
   owner.join();
   dropper.join();

@@ -138,7 +138,8 @@ TEST(WaiterQueue, SixtyFiveThousandArmedSendNotifiersAllFire) {
   auto [tx, rx] = leanchan::channel<int, 1>(1);
   ASSERT_TRUE(tx.try_send(0).ok());  // full
   for (int i = 0; i < kWaiters; ++i) {
-    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back().notifier), leanchan::RoomStatus::kArmed) << "waiter " << i;
+    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back().notifier), leanchan::RoomStatus::kArmed)
+        << "waiter " << i;
   }
   ASSERT_TRUE(rx.try_recv().ok());
   int fired = 0;
@@ -189,7 +190,8 @@ TEST(WaiterQueue, SendNotifiersFireInArmingOrder) {
   auto [tx, rx] = leanchan::channel<int, 1>(kWaiters);
   for (int i = 0; i < kWaiters; ++i) ASSERT_TRUE(tx.try_send(i).ok());  // full
   for (int i = 0; i < kWaiters; ++i) {
-    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back(&order).notifier), leanchan::RoomStatus::kArmed);
+    ASSERT_EQ(tx.notify_when_room(waiters.emplace_back(&order).notifier),
+              leanchan::RoomStatus::kArmed);
   }
   for (int k = 0; k < kWaiters; ++k) {
     auto taken = rx.try_recv();

@@ -67,8 +67,6 @@
 #ifndef LEANCHAN_CHANNEL_H_
 #define LEANCHAN_CHANNEL_H_
 
-#include "leanchan/export.h"
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -77,6 +75,7 @@
 #include <utility>
 
 #include "leanchan/coro.h"
+#include "leanchan/export.h"
 #include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"

@@ -9,13 +9,13 @@
 #ifndef LEANCHAN_EXECUTOR_H_
 #define LEANCHAN_EXECUTOR_H_
 
-#include "leanchan/export.h"
-
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+
+#include "leanchan/export.h"
 
 namespace leanchan {
 

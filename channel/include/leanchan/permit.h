@@ -18,8 +18,8 @@
 
 #include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
-#include "leanchan/internal/contract.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/status.h"
 
 namespace leanchan {

@@ -43,13 +43,12 @@
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
-#include "leanchan/export.h"
-
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 
+#include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
 #include "leanchan/notifier.h"
 #include "leanchan/receiver.h"

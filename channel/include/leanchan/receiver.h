@@ -199,7 +199,8 @@ class Receiver {
   // spins on a sender that is preempted mid-send).
   bool arm_notifier() noexcept {
     if (!has_notifier_) [[unlikely]] {
-      internal::contract_violation("Receiver::arm_notifier without a notifier (set_notifier first)");
+      internal::contract_violation(
+          "Receiver::arm_notifier without a notifier (set_notifier first)");
     }
     internal::ChannelState& state = *this->state();
     state.signal().arm();  // then the re-check

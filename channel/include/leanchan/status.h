@@ -14,8 +14,6 @@
 #ifndef LEANCHAN_STATUS_H_
 #define LEANCHAN_STATUS_H_
 
-#include "leanchan/export.h"
-
 #include <cassert>
 #include <cstdint>
 #include <memory>
@@ -23,6 +21,8 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "leanchan/export.h"
 
 namespace leanchan {
 
@@ -60,11 +60,11 @@ enum class PollStatus : std::uint8_t {
 // fails with kFull for as long as the slot is held), so redeem it with
 // try_send(value, notifier) or try_reserve(notifier), or give it back with
 // cancel_notify(notifier).
-enum class [[nodiscard]] RoomStatus : std::uint8_t {
-  kRoom,       // a slot is free and nobody waits: try_send now (not armed)
-  kClosed,     // the channel is closed: a send would fail (not armed)
-  kArmed,      // queued: the callback runs when a slot is handed to it or on close
-  kHoldsSlot,  // the notifier already holds a slot: redeem it (not armed)
+enum class [[nodiscard]] RoomStatus : std::uint8_t{
+    kRoom,       // a slot is free and nobody waits: try_send now (not armed)
+    kClosed,     // the channel is closed: a send would fail (not armed)
+    kArmed,      // queued: the callback runs when a slot is handed to it or on close
+    kHoldsSlot,  // the notifier already holds a slot: redeem it (not armed)
 };
 
 LEANCHAN_API std::string_view to_string(SendStatus status) noexcept;

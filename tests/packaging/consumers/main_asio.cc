@@ -18,7 +18,8 @@ int main() {
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
-        while (std::optional<int> value = co_await rx.async_recv(asio::use_awaitable)) sum += *value;
+        while (std::optional<int> value = co_await rx.async_recv(asio::use_awaitable))
+          sum += *value;
       },
       asio::detached);
   std::thread producer([tx = std::move(tx)]() mutable {

@@ -25,8 +25,7 @@ void check(bool ok, const char* what) {
 }  // namespace
 
 int main() {
-  check(leanchan::try_channel<int>(0).error == leanchan::ChannelError::kZeroCapacity,
-        "capacity 0");
+  check(leanchan::try_channel<int>(0).error == leanchan::ChannelError::kZeroCapacity, "capacity 0");
   check(leanchan::try_channel<int>(leanchan::kMaxCapacity + 1).error ==
             leanchan::ChannelError::kCapacityTooLarge,
         "capacity above the maximum");

@@ -160,7 +160,7 @@ class OperationHost : private Registered {
   Op* op_ = nullptr;
   std::atomic<std::uint64_t> generation_{0};  // the pending (or last) operation's
   std::atomic<std::uint64_t> cancelled_{0};   // the newest generation cancelled
-  GateRef gate_;  // the object's reference; steps it posted hold theirs
+  GateRef gate_;                              // the object's reference; steps it posted hold theirs
 };
 
 }  // namespace leanchan::asio::internal

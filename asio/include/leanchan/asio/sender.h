@@ -90,8 +90,8 @@ class AsyncSender final
 
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_send(T value, CompletionToken&& token = net::default_completion_token_t<Executor>()) {
-    return net::async_initiate<CompletionToken, void(error_code)>(
-        Initiation{this}, token, std::move(value));
+    return net::async_initiate<CompletionToken, void(error_code)>(Initiation{this}, token,
+                                                                  std::move(value));
   }
 
  private:
@@ -142,7 +142,7 @@ class AsyncSender final
         return this->finish(inside_initiation, error_code(net::error::no_memory));
       }
       payload.emplace(std::move(result).value());  // kFull: the value comes back
-      this->op().hold_work();  // it waits from here on
+      this->op().hold_work();                      // it waits from here on
       // Room, a slot it holds (try_send above redeems it), or closed: look again.
       if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;
       LEANCHAN_ASIO_TEST_AFTER_ARM();

@@ -14,7 +14,8 @@
 namespace leanchan::internal {
 
 // Prints "leanchan: <message>" and aborts. Never returns.
-[[noreturn, gnu::cold, gnu::noinline]] inline void contract_violation(const char* message) noexcept {
+[[noreturn, gnu::cold, gnu::noinline]] inline void contract_violation(
+    const char* message) noexcept {
   std::fprintf(stderr, "leanchan: %s\n", message);
   std::abort();
 }

@@ -12,12 +12,11 @@
 #ifndef LEANCHAN_INTERNAL_FUTEX_H_
 #define LEANCHAN_INTERNAL_FUTEX_H_
 
-#include "leanchan/export.h"
-
 #include <chrono>
 #include <cstdint>
 #include <type_traits>
 
+#include "leanchan/export.h"
 #include "leanchan/internal/atomic.h"
 
 namespace leanchan::internal {
@@ -29,7 +28,7 @@ using Deadline = std::chrono::steady_clock::time_point;
 // passed. May return true spuriously: callers re-check their condition in a
 // loop.
 LEANCHAN_API bool futex_wait(Atomic<std::uint32_t>& word, std::uint32_t expected,
-                const Deadline* deadline) noexcept;
+                             const Deadline* deadline) noexcept;
 
 // Wakes up to `count` threads sleeping on `word`.
 LEANCHAN_API void futex_wake(Atomic<std::uint32_t>& word, int count) noexcept;

@@ -304,8 +304,8 @@ class LEANCHAN_API PermitWord {
       // A slot taken alone is a permit still to claim: bit 3 (invariant P).
       // (The slots in use never carry into the position: the check above
       // keeps them at most the capacity, at most kMaxCapacity = 2^24.)
-      const Word next = claims ? with_next_position(word + kUsedUnit, slots)
-                               : (word + kUsedUnit) | kPendingBit;
+      const Word next =
+          claims ? with_next_position(word + kUsedUnit, slots) : (word + kUsedUnit) | kPendingBit;
       // seq_cst: try_acquire's reasons (the acquire half reads the releases
       // that freed the slot; the permit is in the single total order
       // before this sender's later loads) and claim's (the claim before its
@@ -372,9 +372,10 @@ class LEANCHAN_API PermitWord {
 static_assert(sizeof(PermitWord) == 8, "leanchan: the permit word is one word");
 static_assert(PermitWord::position_of(PermitWord::with_next_position(
                   (Positions::modulus(32) - 1) << PermitWord::kPositionShift | 0x1F0, 32)) == 0 &&
-                  PermitWord::with_next_position(
-                      (Positions::modulus(24) - 1) << PermitWord::kPositionShift | 0x1F0, 24) ==
-                      0x1F0 &&
+                  PermitWord::with_next_position((Positions::modulus(24) - 1)
+                                                         << PermitWord::kPositionShift |
+                                                     0x1F0,
+                                                 24) == 0x1F0 &&
                   PermitWord::position_of(PermitWord::with_next_position(
                       PermitWord::Word{5} << PermitWord::kPositionShift, 24)) == 6,
               "leanchan: a claim wraps at M, keeping the low bits");
