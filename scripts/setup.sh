@@ -5,7 +5,7 @@
 # LEANCHAN_NO_INSTALL=1 skips it.
 set -euo pipefail
 
-packages=(cmake g++ clang make pkg-config gnuplot-nox libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev libasio-dev clang-format)
+packages=(cmake g++ clang make pkg-config gnuplot-nox libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev libasio-dev clang-format patch)
 # LEANCHAN_NO_INSTALL=1: install nothing (a system without apt, or one you
 # manage yourself); CMake then says which part it skips for a missing
 # dependency (or fails, with LEANCHAN_REQUIRE_ALL=ON).

@@ -281,9 +281,6 @@ void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
   bool senders_block = tail_block_.load(std::memory_order_relaxed) == old;
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 22) senders_block = false;  // the explorer's self-test
-#endif
   if (senders_block) {
     // release: see tail_if_numbered; the unlock publishes the new tag.
     tail_block_.store(old->next, std::memory_order_release);
@@ -389,9 +386,6 @@ BlockHeader* BlockList::finish_block_locked(const Locked& held, std::uint64_t bl
     // Retention::kKeepNone keeps nothing: its block waits for
     // release_if_drained (GiveBack::finish_block), as before.
     std::uint32_t want = senders_wait ? kWantBit : 0;
-#if defined(LEANCHAN_EXPLORE)
-    if (explore::mutant() == 7) want = 0;  // the explorer's self-test: no want bit
-#endif
     // The head is the last numbered block, so the senders' block too.
     renumber_in_place(head, block_tag(block_number + 1), want);
     set_last_tag_locked(held, block_tag(block_number + 1));
@@ -491,13 +485,6 @@ bool BlockList::release_if_drained_locked(const Locked& held, std::uint64_t& ind
   // then fails its CAS on the word and looks again.
   const std::uint64_t slots = layout.slots;
   std::uint64_t boundary = Positions::next_boundary(index, slots);
-#if defined(LEANCHAN_EXPLORE)
-  // The explorer's self-test: at a boundary the position stays (as before
-  // the one-CAS send), so the word may not change: a fast send that
-  // looked at the list before this lock claims a position in a block this
-  // release frees.
-  if (explore::mutant() == 9 && index % slots == 0) boundary = index;
-#endif
   if (!permits.jump_position(index, taken, boundary)) return false;
   // seq_cst: a permit holder this critical section did not count (it
   // acquired after the CAS above) reads this position or

@@ -77,14 +77,6 @@ bool ChannelState::cancel_send(WaitNode* node) noexcept {
   const Semaphore::Cancelled cancelled = semaphore_.cancel_send(node, blocks_);
   if (cancelled == Semaphore::Cancelled::kGrantTaken) {
     // A grant it was woken for and did not use goes to the next waiter.
-#if defined(LEANCHAN_EXPLORE)
-    // The explorer's self-test: the grant back without telling the
-    // receiver, as before (a closed receiver armed meanwhile never wakes).
-    if (explore::mutant() == 4) {
-      release_permits(1);
-      return false;
-    }
-#endif
     Ending::return_unused(*this, 1);
   }
   return cancelled == Semaphore::Cancelled::kUnqueued;

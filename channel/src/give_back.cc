@@ -25,9 +25,6 @@ void GiveBack::give_back_unredeemed(ChannelState& state) noexcept {
   // set the bit by then (the settle's RMW), and one decided after it is
   // withdrawn by the close, which waits for the lock when anyone is queued.
   if (!PermitWord::pending_of(word.peek())) return;
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 20) return;  // the explorer's self-test: kept for good
-#endif
   const Locked held = state.blocks_.lock();
   word.release_unclaimed(Provisioning::returned_locked(state, held, state.claimed_position()),
                          state.slots());
@@ -121,15 +118,6 @@ BlockHeader* GiveBack::finish_block(ChannelState& state, std::uint64_t block_num
   // RMW), so a sender that takes one of them reads this position or a
   // later one (see last_position_bound).
   state.returned_low_.store(end, std::memory_order_release);
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 3) {
-    // The explorer's self-test: the permits after the unlock, as before
-    // (a sender providing in between numbers a block no message uses).
-    blocks.unlock(held);
-    state.release_permits(owed);
-    return head;
-  }
-#endif
   WaitNode* woken = nullptr;
   // after the block work: ceil(C/b)+1
   WaitNode* const next = state.semaphore_.settle_locked(held, owed, woken);

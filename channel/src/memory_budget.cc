@@ -70,16 +70,6 @@ bool MemoryBudget::try_charge(std::size_t bytes) noexcept {
   // relaxed (load, success, failure): the count publishes no data; the
   // memory itself is the upstream's, which orders its own reuse.
   std::uint64_t charge = charge_.load(std::memory_order_relaxed);
-#if defined(LEANCHAN_EXPLORE)
-  if (internal::explore::mutant() == 5) {
-    // The explorer's self-test: check, then add in a second RMW (two
-    // charges that both pass the check take the bytes held above the limit).
-    if (bytes > limit_ - bytes_of(charge)) return false;
-    charge = charge_.fetch_add(kOneAllocation + bytes, std::memory_order_relaxed);
-    note_high_water(bytes_of(charge) + bytes);
-    return true;
-  }
-#endif
   do {
     // bytes_of(charge) <= limit_: no wrap.
     if (bytes > limit_ - bytes_of(charge)) return false;
@@ -100,15 +90,6 @@ void MemoryBudget::note_high_water(std::uint64_t held) noexcept {
 }
 
 void MemoryBudget::refund(std::size_t bytes) noexcept {
-#if defined(LEANCHAN_EXPLORE)
-  if (internal::explore::mutant() == 6) {
-    // The explorer's self-test: the refund as a load and a store (a charge
-    // between them is lost, and the held count drifts from the truth).
-    charge_.store(charge_.load(std::memory_order_relaxed) - (kOneAllocation + bytes),
-                  std::memory_order_relaxed);
-    return;
-  }
-#endif
   // relaxed: the count publishes nothing (see try_charge); a charge that
   // reads this refund may go upstream at once, and the upstream, not this
   // count, orders the reuse of the memory.

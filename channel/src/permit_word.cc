@@ -22,9 +22,6 @@ PermitOutcome PermitWord::try_acquire(std::uint32_t count, std::uint32_t capacit
     // first half of the provisioning Dekker pair (permits_in_use).
     // The slots are permits still to claim: bit 3 (invariant P).
     Word pending = kPendingBit;
-#if defined(LEANCHAN_EXPLORE)
-    if (explore::mutant() == 12) pending = 0;  // the explorer's self-test: the bit forgotten
-#endif
     if (word_.compare_exchange_weak(word, (word + count * kUsedUnit) | pending,
                                     std::memory_order_seq_cst, std::memory_order_relaxed)) {
       return PermitOutcome::kAcquired;
@@ -35,9 +32,6 @@ PermitOutcome PermitWord::try_acquire(std::uint32_t count, std::uint32_t capacit
 PermitWord::Queueing PermitWord::acquire_or_queue(std::uint32_t count,
                                                   std::uint32_t capacity) noexcept {
   Word pending_bit = kPendingBit;
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 16) pending_bit = 0;  // the explorer's self-test: the bit forgotten
-#endif
   // One CAS both checks the word and sets the waiting bit: a release either
   // ran before it (and this CAS sees the freed slot) or after it (and sees
   // the bit, so it takes the lock and hands the slot to the queue).
@@ -89,17 +83,5 @@ bool PermitWord::closed_else_mark_watched() noexcept {
   } while (!word_.compare_exchange_weak(word, word | kClosedWatchBit, std::memory_order_relaxed));
   return false;
 }
-
-#if defined(LEANCHAN_EXPLORE)
-bool PermitWord::mutant_check_then_release(std::uint32_t count) noexcept {
-  if ((word_.load(std::memory_order_seq_cst) & kSendersWaitBit) != 0) return false;
-  word_.fetch_sub(count * kUsedUnit, std::memory_order_seq_cst);
-  return true;
-}
-
-void PermitWord::mutant_mark_waiting_after_unlock() noexcept {
-  word_.fetch_or(kSendersWaitBit, std::memory_order_seq_cst);
-}
-#endif
 
 }  // namespace leanchan::internal

@@ -200,13 +200,6 @@ PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, bool 
 
 void Semaphore::release(std::uint32_t count, const ListLock& lock) noexcept {
   LEANCHAN_TEST_POINT(kPermitsGivenBack);
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 2) {
-    // The explorer's self-test: check, then subtract, as two steps. A
-    // waiter that queues in between is never handed the slot.
-    if (word_.mutant_check_then_release(count)) return;
-  }
-#endif
   if (word_.try_release(count)) return;
   // A sender waits: the slots are handed over under the lock, oldest first.
   const Locked held = lock.lock();
@@ -233,8 +226,6 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   if (unqueued && waiters_.first_sender() != nullptr) {
     explore::report_violation("a sender is queued while bit 1 is clear");
   }
-  if (explore::mutant() == 17) unqueued = true;  // the explorer's self-test: the queue ignored
-  if (explore::mutant() == 18) unqueued = waiters_.first_sender() == nullptr;  // bit 1 ignored
 #endif
   if (unqueued) {
     word_.release_unqueued(count);
@@ -255,9 +246,6 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
       count -= given;
       if (needed != 0) break;  // count is 0: the head keeps its partial grant
       waiters_.remove(node);   // still marked queued: marked once the settle decides, below
-#if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 19) mark_firing(node, WaitNode::kGrant);  // shown before it
-#endif
       if (first_granted == nullptr) first_granted = node;
       *tail = node;
       tail = &node->next;
@@ -272,19 +260,13 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // after close().
   WaitNode* const head = waiters_.first_sender();
   if (first_granted != nullptr) LEANCHAN_TEST_POINT(kHandOffDecided);
-    // Any slot handed over, a partial grant included, is a permit still to
-    // claim (PermitWord invariant P).
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 15) granted = false;  // the explorer's self-test: grants unmarked
-#endif
+  // Any slot handed over, a partial grant included, is a permit still to
+  // claim (PermitWord invariant P).
   WaitNode* const decided = first_granted;
   word_.settle(count, head != nullptr, granted, [&first_granted]() noexcept {
     std::uint32_t withdrawn = 0;
     for (WaitNode* node = first_granted; node != nullptr; node = node->next) {
       withdrawn += node->kind == WaitNode::Kind::kSendThread ? as_thread(node)->wanted : 1;
-#if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 19) mark_firing(node, 0);  // takes the shown grant back
-#endif
     }
     first_granted = nullptr;
     return withdrawn;
@@ -379,23 +361,6 @@ RoomStatus Semaphore::arm_send(WaitNode* node, const ListLock& lock,
   if (WaitNode::phase(state) == WaitNode::kQueued) return RoomStatus::kArmed;  // armed already
   node->kind = WaitNode::Kind::kSend;
   const Locked held = lock.lock();
-#if defined(LEANCHAN_EXPLORE)
-  if (explore::mutant() == 1) {
-    // The explorer's self-test: link under the lock, announce after it (as
-    // the first waiting layer counted armed notifiers outside the lock).
-    const PermitWord::Word word = word_.peek();
-    if ((word & PermitWord::kClosedBit) != 0 ||
-        ((word & PermitWord::kSendersWaitBit) == 0 && PermitWord::used_of(word) < capacity())) {
-      lock.unlock(held);
-      return (word & PermitWord::kClosedBit) != 0 ? RoomStatus::kClosed : RoomStatus::kRoom;
-    }
-    node->state.store(WaitNode::kQueued, std::memory_order_relaxed);
-    waiters_.push_sender(node);
-    lock.unlock(held);
-    word_.mutant_mark_waiting_after_unlock();
-    return RoomStatus::kArmed;
-  }
-#endif
   before_queue.run(before_queue.context, held);
   // Linking and the waiting bit change in one critical section, so a
   // release never sees one without the other.
@@ -443,9 +408,6 @@ bool Semaphore::take_grant(WaitNode* node) noexcept {
       // pairs with await_firing's acquire, so the firer's last write happens
       // before the owner frees the node.
       bool firing = WaitNode::phase(state) >= WaitNode::kFiring;
-#if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 8) firing = false;  // the explorer's self-test: no wait
-#endif
       if (firing) (void)await_firing(node);
       return true;
     }

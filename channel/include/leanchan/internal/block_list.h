@@ -113,13 +113,6 @@ class LEANCHAN_API BlockList : public ListLock {
   // before the receiver's block, which covers no block a permit holder
   // can need: ListLock::unlock).
   bool covers(std::uint32_t tag) const noexcept {
-#if defined(LEANCHAN_EXPLORE)
-    if (explore::mutant() == 21) {  // the explorer's self-test: the tag read first
-      const std::uint32_t last = last_tag_.load(std::memory_order_acquire);
-      return (list_word_.load(std::memory_order_seq_cst) & ListWord::kLocked) == 0 &&
-             !tag_is_after(tag, last);
-    }
-#endif
     // seq_cst: the permit holder's half of the Dekker pair with
     // release_if_drained_locked and unnumber_past_head_locked (each takes
     // the lock, then reads the permits in use, and only then lowers

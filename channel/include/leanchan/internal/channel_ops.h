@@ -120,33 +120,31 @@ struct ChannelOps {
   static FastSend try_push_fast(ChannelState& state, T& value) noexcept {
     const std::uint32_t block_slots = slots(state);
     const auto covered = [&state, block_slots](PermitWord::Word word) noexcept {
-    // With no permit still to claim (the word's bit 3 clear: PermitWord
-    // invariant P), the last position a permit in use can be given, this
-    // one counted, is the claim position itself: its block must be
-    // numbered, nothing more. The word then says all the check needs, so
-    // a word that comes back to the same value means the same bound.
-    // Otherwise the bound is loose: the claim position plus the slots in
-    // use (Provisioning::last_position_bound_with), which must lie in the
-    // block of the claim position itself, and that block be numbered: the
-    // claim's slot plus the slots in use stays below b (M is a multiple
-    // of b, so no wrap splits a block). A later block would not do: the list past
-    // the receiver's block can be un-numbered without the word changing
-    // (BlockList::unnumber_past_head_locked), and the word can then come
-    // back to the value read here (the receiver gives back what it owed,
-    // a reservation takes a slot), so a permit this claim pushes on
-    // would land in a block no longer there. The claim's own block is
-    // the receiver's block at any un-numbering (nothing is claimed past
-    // the receiver's index then), which stays; a release moves the
-    // claim position, which fails the CAS. (FastSendPushesAReservation-
-    // PastAnUnnumbering, where mutant 11 checks the bound's block
-    // instead; FastSendPushesAReservationWhileOneIsHeld, where mutant 10
-    // computes the bound from the returned position read beside the word.)
-#if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 10 || explore::mutant() == 11) {
-        const std::uint64_t last = Provisioning::last_position_bound_with(state, word);
-        return state.blocks().covers(block_tag(place(last, block_slots).block_number));
-      }
-#endif
+      // With no permit still to claim (the word's bit 3 clear: PermitWord
+      // invariant P), the last position a permit in use can be given, this
+      // one counted, is the claim position itself: its block must be
+      // numbered, nothing more. The word then says all the check needs, so
+      // a word that comes back to the same value means the same bound.
+      // Otherwise the bound is loose: the claim position plus the slots in
+      // use (at least the true bound at the CAS, whatever happened before
+      // it: the returned position is at most the claim position), which must
+      // lie in the block of the claim position itself, and that block be
+      // numbered: the
+      // claim's slot plus the slots in use stays below b (M is a multiple
+      // of b, so no wrap splits a block). A later block would not do: the list past
+      // the receiver's block can be un-numbered without the word changing
+      // (BlockList::unnumber_past_head_locked), and the word can then come
+      // back to the value read here (the receiver gives back what it owed,
+      // a reservation takes a slot), so a permit this claim pushes on
+      // would land in a block no longer there. The claim's own block is
+      // the receiver's block at any un-numbering (nothing is claimed past
+      // the receiver's index then), which stays; a release moves the
+      // claim position, which fails the CAS. (The explorer's scenarios
+      // FastSendPushesAReservationPastAnUnnumbering and
+      // FastSendPushesAReservationWhileOneIsHeld hold these windows open; a
+      // bound from the returned position read beside the word would not do:
+      // the word can come back to the same value while that position moves
+      // on.)
       const auto [number, slot] = place(PermitWord::position_of(word), block_slots);
       return (!PermitWord::pending_of(word) || slot + PermitWord::used_of(word) < block_slots) &&
              state.blocks().covers(block_tag(number));
@@ -157,13 +155,7 @@ struct ChannelOps {
       if (!Provisioning::provide_next(state, layout(state, block_slots))) {
         return FastSend::kNoMemory;
       }
-#if defined(LEANCHAN_EXPLORE)
-      if (explore::mutant() == 14) {  // the explorer's self-test: no second look at the list
-        fast = state.try_acquire_and_claim([](PermitWord::Word) noexcept { return true; }, true,
-                                           position);
-      } else
-#endif
-        fast = state.try_acquire_and_claim(covered, true, position);
+      fast = state.try_acquire_and_claim(covered, true, position);
     }
     switch (fast) {
       case PermitWord::Fast::kClaimed:

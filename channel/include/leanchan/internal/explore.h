@@ -36,55 +36,6 @@ void yield() noexcept;
 bool futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, bool timed) noexcept;
 void futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept;
 
-// Mutations for the explorer's self-test (tests/explore/): 0 = none.
-// 1: a send notifier's waiting bit is set outside the critical section
-//    that links it (as the first waiting layer counted armed notifiers).
-// 2: a release checks the waiting bit with a load and then subtracts with
-//    a separate RMW, so a waiter that announces itself in between is missed.
-// 3: finish_block gives the finished block's permits back after the list
-//    lock is released, so a sender providing in between counts them twice.
-// 4: cancel_send gives a notifier's unused grant back without telling the
-//    receiver, which may have armed its notifier on a closed channel.
-// 5: MemoryBudget's charge checks the limit with a load and adds with a
-//    separate RMW, so two charges that pass the check together exceed it.
-// 6: MemoryBudget's refund is a load and a store, so a charge between them
-//    is lost and the bytes held drift from what the channels hold.
-// 7: finish_block_locked renumbers a drained block in place without the
-//    want bit while senders wait, so the receiver keeps a permit a waiting
-//    sender needs.
-// 8: take_grant redeems a slot without waiting for the firing to end, so
-//    its owner may free the notifier while the firer still writes to it.
-// 9: a release of the drained list at a block boundary leaves the permit
-//    word as it is, so a one-CAS send that looked before it claims in a
-//    freed block.
-// 10, 11: the one-CAS send's bound from the returned position read beside
-//    the word (10), or checked in the bound's block, not the claim's (11).
-// 12: a reservation takes its slot without the permit word's bit 3 (a
-//    permit may wait to claim).
-// 13: the receiver's give-back clears bit 3 without comparing the slots
-//    in use with the positions claimed since the returned position.
-// 14: a send that numbered its block without a permit claims in its
-//    second CAS without looking at the list again.
-// 15: a settlement that hands slots to waiters leaves bit 3 as it is.
-// 16: a waiting sender's acquire_or_queue takes its slots without bit 3.
-// 17: a settlement under the lock takes the no-waiter path (one subtraction)
-//     with a sender queued, so the slots go to the free count, not to it.
-// 18: the same path taken whenever the queue is empty, bit 1 unread: a
-//     bit left set by a cancelled waiter survives the settlement.
-// 19: a settlement shows a grant when it decides the hand-off, before its
-//     CAS makes it take effect, and a withdrawal puts the node back to
-//     plain firing: a redeem in between counts the slot twice, and an owner
-//     awaiting the firing is never woken.
-// 20: the last sender's drop leaves a slot already handed to a send
-//     notifier in use (GiveBack::give_back_unredeemed does nothing): the
-//     channel never ends.
-// 21: BlockList::covers reads the last numbered tag before the list word,
-//     so a lowering (an un-numbering) between the two reads is missed and a
-//     permit holder claims in a block no longer numbered.
-// 22: retiring the head leaves the senders' block on it when it was the
-//     senders' block: it names a block no longer numbered.
-int mutant() noexcept;
-
 // The channel found one of its invariants broken where it can carry on
 // (the provisioning fallback in block_list.cc): the schedule fails.
 void report_violation(const char* what) noexcept;

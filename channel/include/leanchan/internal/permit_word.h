@@ -194,15 +194,8 @@ class LEANCHAN_API PermitWord {
     Word word = word_.load(std::memory_order_seq_cst);
     for (;;) {
       if (!pending_of(word)) return;
-#if defined(LEANCHAN_EXPLORE)
-      // The explorer's mutant 13: cleared whatever is still to claim.
-      const bool claimed_all =
-          explore::mutant() == 13 ||
-          used_of(word) == Positions::distance(position_of(word), returned, slots);
-#else
       const bool claimed_all =
           used_of(word) == Positions::distance(position_of(word), returned, slots);
-#endif
       if (!claimed_all) return;
       if (word_.compare_exchange_weak(word, word & ~kPendingBit, std::memory_order_seq_cst,
                                       std::memory_order_seq_cst)) {
@@ -338,11 +331,6 @@ class LEANCHAN_API PermitWord {
       // the same critical section): none is still to claim, so bit 3
       // clears (invariant P).
       Word next = (word & kLowMask & ~kPendingBit) | boundary << kPositionShift;
-#if defined(LEANCHAN_EXPLORE)
-      // The explorer's mutant 9 (BlockList::release_if_drained_locked):
-      // a release that keeps the position leaves the whole word as it is.
-      if (explore::mutant() == 9 && boundary == index) next = word;
-#endif
       if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
                                       std::memory_order_seq_cst)) {
         return true;
@@ -356,13 +344,6 @@ class LEANCHAN_API PermitWord {
   void start_at_for_test(std::uint64_t position) noexcept {
     word_.store(position << kPositionShift, std::memory_order_relaxed);
   }
-#endif
-
-#if defined(LEANCHAN_EXPLORE)
-  // The explorer's self-test only (internal/explore.h, mutants): the two
-  // ways of getting this word wrong that the first waiting layer had.
-  bool mutant_check_then_release(std::uint32_t count) noexcept;
-  void mutant_mark_waiting_after_unlock() noexcept;
 #endif
 
  private:

@@ -43,29 +43,6 @@ class LEANCHAN_API Provisioning {
     const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
     return bound(state, permits, low, state.claimed_position());
   }
-#if defined(LEANCHAN_EXPLORE)
-  // The explorer's mutants 10 and 11 only (ChannelOps::try_push_fast): a
-  // bound for a send that has not taken its permit yet and would take it,
-  // and claim, with `word` as its expected value, from that word alone:
-  // its claim position plus its slots in use (this send's permit counted,
-  // minus one). The returned position is at most the claim position, so
-  // this is at least the true bound at the CAS, whatever happened before
-  // it. The fast path uses it in its in-block form (the claim's slot plus
-  // the slots in use below b). Mutant 10 computes it from the returned
-  // position read beside the word instead, which would not do: the word
-  // can come back to the same value, slots given back and as many taken
-  // again, while the returned position moves on; the send's claim then
-  // pushes a permit taken meanwhile to a position past every numbered
-  // block (FastSendPushesAReservation holds that window open).
-  static std::uint64_t last_position_bound_with(const ChannelState& state,
-                                                PermitWord::Word word) noexcept {
-    if (explore::mutant() == 10) {
-      const std::uint64_t low = state.returned_low_.load(std::memory_order_seq_cst);
-      return bound(state, PermitWord::used_of(word) + 1, low, PermitWord::position_of(word));
-    }
-    return Positions::add(PermitWord::position_of(word), PermitWord::used_of(word), state.slots());
-  }
-#endif
   // Under the lock: numbers blocks (allocating if need be) until the one
   // holding the last position a permit in use can be given exists. False
   // if an allocation failed: the caller gives its permits back
