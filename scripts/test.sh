@@ -12,6 +12,10 @@
 #                            futexes, BlockPool on operator new instead of
 #                            mmap; every test but the explorer's (which
 #                            replaces the wait backend anyway)
+#   scripts/test.sh boost    leanchan::asio on Boost.Asio instead of
+#                            standalone Asio (LEANCHAN_ASIO_USE_BOOST): only
+#                            the asio tests, the only ones it changes
+#   scripts/test.sh boost-asan  the same under ASan+UBSan
 #
 # Sanitizer runs shrink the stress rounds (LEANCHAN_STRESS_SCALE) to fit CI.
 # The schedule explorer (labels explore, explore-mutants) runs in the
@@ -22,6 +26,8 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-release}"
 jobs="$(nproc)"
+# targets: what to build (empty: everything); only: which tests to run (all).
+targets=(); only=()
 case "$mode" in
   release) build=build; flags=(); scale="${LEANCHAN_STRESS_SCALE:-1}"; skip=() ;;
   asan) build=build-asan; flags=("-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
@@ -32,14 +38,19 @@ case "$mode" in
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
   portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_BLOCK_POOL_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(-LE explore) ;;
-  *) echo "usage: $0 [release|asan|tsan|clang|portable]" >&2; exit 2 ;;
+  boost) build=build-boost; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-1}"; skip=(); targets=(asio_tests); only=(-L asio) ;;
+  boost-asan) build=build-boost-asan; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON "-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+        scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(); targets=(asio_tests); only=(-L asio) ;;
+  *) echo "usage: $0 [release|asan|tsan|clang|portable|boost|boost-asan]" >&2; exit 2 ;;
 esac
 
-scripts/setup.sh
+scripts/setup.sh "$mode"
 # LEANCHAN_REQUIRE_ALL: every part is built (a missing dependency fails the
 # configure instead of skipping the part's tests).
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEANCHAN_WERROR=ON \
   -DLEANCHAN_REQUIRE_ALL=ON "${flags[@]}"
-cmake --build "$build" -j "$jobs"
+cmake --build "$build" -j "$jobs" ${targets[@]+--target "${targets[@]}"}
 cd "$build"
-LEANCHAN_STRESS_SCALE="$scale" ctest --output-on-failure -j "$jobs" "${skip[@]}"
+LEANCHAN_STRESS_SCALE="$scale" ctest --output-on-failure --no-tests=error -j "$jobs" \
+  "${only[@]}" "${skip[@]}"

@@ -3,13 +3,13 @@
 // throws, nothing is left pending, and the handler is destroyed. Its own
 // binary: it replaces the global operator new to fail on demand
 // (failing_new.h).
-#include <asio.hpp>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <optional>
 
+#include "asio_flavour.h"
 #include "failing_new.h"
 #include "gtest/gtest.h"
 #include "leanchan/asio.h"
@@ -18,6 +18,7 @@
 namespace {
 
 using leanchan::asio::AsyncReceiver;
+using leanchan::asio::error_code;
 
 // async_recv allocates its operation, then connects the handler's
 // cancellation slot, which allocates the slot's handler. When that second
@@ -33,15 +34,14 @@ TEST(AsioAllocationFailure, ASlotThatCannotConnectLeavesNothingPending) {
   std::optional<int> got;
   leanchan::testing::fail_allocation_at =
       2;  // the operation's allocation succeeds, the slot's fails
-  EXPECT_THROW(
-      rx.async_recv(asio::bind_cancellation_slot(
-          signal.slot(), [token, &got](asio::error_code, std::optional<int> v) { got = v; })),
-      std::bad_alloc);
+  EXPECT_THROW(rx.async_recv(asio::bind_cancellation_slot(
+                   signal.slot(), [token, &got](error_code, std::optional<int> v) { got = v; })),
+               std::bad_alloc);
   leanchan::testing::fail_allocation_at = 0;
   EXPECT_EQ(token.use_count(), 1) << "the failed operation still holds its handler";
   // The object is usable: a new receive takes the next message.
   ASSERT_TRUE(tx.try_send(7).ok());
-  rx.async_recv([&got](asio::error_code, std::optional<int> v) { got = v; });
+  rx.async_recv([&got](error_code, std::optional<int> v) { got = v; });
   io.run();
   EXPECT_EQ(got, 7);
 }

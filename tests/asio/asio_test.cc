@@ -15,9 +15,6 @@ void leanchan_test_after_arm();
 #include "leanchan/asio.h"
 
 #include <algorithm>
-#include <asio.hpp>
-#include <asio/experimental/as_tuple.hpp>
-#include <asio/experimental/deferred.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -30,6 +27,7 @@ void leanchan_test_after_arm();
 #include <utility>
 #include <vector>
 
+#include "asio_flavour.h"
 #include "gtest/gtest.h"
 #include "leanchan/channel.h"
 #include "leanchan/profiler/heap_probe.h"
@@ -47,6 +45,7 @@ namespace {
 
 using leanchan::asio::AsyncReceiver;
 using leanchan::asio::AsyncSender;
+using leanchan::asio::error_code;
 
 // Runs `io` on `threads` threads until it runs out of work.
 void run_on_threads(asio::io_context& io, int threads) {
@@ -63,7 +62,7 @@ TEST(AsioReceiver, ReadyMessageCompletesOutsideTheInitiatingCall) {
   ASSERT_TRUE(tx.try_send(7).ok());
   std::optional<int> got;
   bool called = false;
-  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+  rx.async_recv([&](error_code ec, std::optional<int> value) {
     EXPECT_FALSE(ec);
     got = value;
     called = true;
@@ -82,7 +81,7 @@ TEST(AsioReceiver, PendingReceiveKeepsRunBusyUntilAMessageArrives) {
   auto& tx = tx_rx.first;
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   std::atomic<int> got{0};
-  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+  rx.async_recv([&](error_code ec, std::optional<int> value) {
     EXPECT_FALSE(ec);
     got = value.value_or(-1);
   });
@@ -123,7 +122,7 @@ TEST(AsioReceiver, MessageInTheArmToSuspendWindowIsNotLost) {
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   after_arm = [&tx] { ASSERT_TRUE(tx.try_send(11).ok()); };
   std::optional<int> got;
-  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+  rx.async_recv([&](error_code ec, std::optional<int> value) {
     EXPECT_FALSE(ec);
     got = value;
   });
@@ -140,7 +139,7 @@ TEST(AsioSender, SlotInTheQueueToSuspendWindowIsNotLost) {
   ASSERT_TRUE(tx_rx.first.try_send(0).ok());
   after_arm = [&raw_rx] { ASSERT_EQ(raw_rx.try_recv().value(), 0); };  // hands the slot over
   bool sent = false;
-  tx.async_send(1, [&](asio::error_code ec) {
+  tx.async_send(1, [&](error_code ec) {
     EXPECT_FALSE(ec);
     sent = true;
   });
@@ -157,7 +156,7 @@ TEST(AsioReceiver, EndOfChannelIsNulloptWithoutError) {
   ASSERT_TRUE(tx_rx.first.try_send(1).ok());
   std::vector<std::optional<int>> results;
   std::function<void()> next = [&] {
-    rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+    rx.async_recv([&](error_code ec, std::optional<int> value) {
       EXPECT_FALSE(ec);
       results.push_back(value);
       if (value) next();
@@ -218,7 +217,7 @@ TEST(AsioReceiver, DeferredOperationStartsWhenInvoked) {
   auto op = rx.async_recv(asio::experimental::deferred);
   ASSERT_TRUE(tx_rx.first.try_send(5).ok());
   std::optional<int> got;
-  std::move(op)([&](asio::error_code ec, std::optional<int> value) {
+  std::move(op)([&](error_code ec, std::optional<int> value) {
     EXPECT_FALSE(ec);
     got = value;
   });
@@ -232,13 +231,13 @@ TEST(AsioReceiver, CancellationSlotAbortsAndLosesNothing) {
   auto& tx = tx_rx.first;
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   asio::cancellation_signal signal;
-  asio::error_code first_ec;
+  error_code first_ec;
   std::optional<int> first_value = -1;
-  rx.async_recv(asio::bind_cancellation_slot(signal.slot(),
-                                             [&](asio::error_code ec, std::optional<int> value) {
-                                               first_ec = ec;
-                                               first_value = value;
-                                             }));
+  rx.async_recv(
+      asio::bind_cancellation_slot(signal.slot(), [&](error_code ec, std::optional<int> value) {
+        first_ec = ec;
+        first_value = value;
+      }));
   io.poll();  // nothing there: pending
   signal.emit(asio::cancellation_type::terminal);
   io.run();
@@ -248,7 +247,7 @@ TEST(AsioReceiver, CancellationSlotAbortsAndLosesNothing) {
   io.restart();
   ASSERT_TRUE(tx.try_send(9).ok());
   std::optional<int> second;
-  rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+  rx.async_recv([&](error_code ec, std::optional<int> value) {
     EXPECT_FALSE(ec);
     second = value;
   });
@@ -272,7 +271,7 @@ TEST(AsioReceiver, CancelRacingWithSendsDeliversEveryMessageOnce) {
   for (int round = 0; round < kRounds; ++round) {
     std::promise<void> done;
     asio::post(io, [&] {
-      rx.async_recv([&](asio::error_code ec, std::optional<int> value) {
+      rx.async_recv([&](error_code ec, std::optional<int> value) {
         if (ec == asio::error::operation_aborted) {
           EXPECT_FALSE(value.has_value());
           ++aborted;
@@ -312,10 +311,10 @@ TEST(AsioReceiver, CancellationWinsOverAMessageThatCameMeanwhile) {
   auto& tx = tx_rx.first;
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   asio::cancellation_signal signal;
-  asio::error_code ec;
+  error_code ec;
   std::optional<int> value = -1;
   rx.async_recv(
-      asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code e, std::optional<int> v) {
+      asio::bind_cancellation_slot(signal.slot(), [&](error_code e, std::optional<int> v) {
         ec = e;
         value = v;
       }));
@@ -346,15 +345,15 @@ TEST(AsioReceiver, ALateCancellationDoesNotCancelTheNextReceive) {
   std::optional<int> first;
   rx.async_recv(asio::bind_cancellation_slot(
       signal.slot(),
-      asio::bind_executor(other, [&](asio::error_code, std::optional<int> v) { first = v; })));
+      asio::bind_executor(other, [&](error_code, std::optional<int> v) { first = v; })));
   io.poll();  // pending
   ASSERT_TRUE(tx.try_send(1).ok());
   io.run();  // completes: its handler is queued on `other`
   EXPECT_TRUE(signal.slot().has_handler()) << "the slot was cleared from the I/O side";
   io.restart();
-  asio::error_code second_ec;
+  error_code second_ec;
   std::optional<int> second;
-  rx.async_recv([&](asio::error_code e, std::optional<int> v) {
+  rx.async_recv([&](error_code e, std::optional<int> v) {
     second_ec = e;
     second = v;
   });
@@ -388,8 +387,7 @@ TEST(AsioReceiver, CancellationOnAStrandRacingCompletionLosesNothing) {
     std::promise<void> done;
     asio::post(strand, [&] {
       rx.async_recv(asio::bind_cancellation_slot(
-          signal.slot(),
-          asio::bind_executor(strand, [&](asio::error_code ec, std::optional<int> value) {
+          signal.slot(), asio::bind_executor(strand, [&](error_code ec, std::optional<int> value) {
             if (!ec) received.push_back(*value);
             done.set_value();
           })));
@@ -422,7 +420,7 @@ TEST(AsioReceiver, HandlerRunsOnItsAssociatedExecutor) {
   auto strand = asio::make_strand(other);
   std::thread::id handler_thread;
   bool in_strand = false;
-  rx.async_recv(asio::bind_executor(strand, [&](asio::error_code, std::optional<int>) {
+  rx.async_recv(asio::bind_executor(strand, [&](error_code, std::optional<int>) {
     handler_thread = std::this_thread::get_id();
     in_strand = strand.running_in_this_thread();
   }));
@@ -462,7 +460,7 @@ TEST(AsioReceiver, PendingOperationUsesTheHandlersAllocator) {
   std::atomic<int> allocations{0};
   std::optional<int> got;
   rx.async_recv(asio::bind_allocator(CountingAllocator<void>(&allocations),
-                                     [&](asio::error_code, std::optional<int> v) { got = v; }));
+                                     [&](error_code, std::optional<int> v) { got = v; }));
   ASSERT_TRUE(tx_rx.first.try_send(3).ok());
   io.run();
   EXPECT_EQ(got, 3);
@@ -477,7 +475,7 @@ class ReceiveLoop {
 
  private:
   void next() {
-    rx_.async_recv([this](asio::error_code, std::optional<int> v) {
+    rx_.async_recv([this](error_code, std::optional<int> v) {
       if (!v) return;  // the channel ended
       received_.fetch_add(1);
       next();
@@ -577,7 +575,7 @@ struct ArenaAllocator {
 struct ArenaHandler {
   using allocator_type = ArenaAllocator<void>;
   allocator_type get_allocator() const noexcept { return allocator_type(arena.get()); }
-  void operator()(asio::error_code, std::optional<int> v) { *got = v; }
+  void operator()(error_code, std::optional<int> v) { *got = v; }
   std::shared_ptr<Arena> arena;
   std::optional<int>* got;
 };
@@ -653,7 +651,7 @@ TEST(AsioReceiver, ReadyCompletionIsOneFunctionWithoutWork) {
   std::optional<int> got;
   ASSERT_TRUE(tx_rx.first.try_send(3).ok());
   rx.async_recv(asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
-                                    [&](asio::error_code, std::optional<int> v) { got = v; }));
+                                    [&](error_code, std::optional<int> v) { got = v; }));
   io.run();
   EXPECT_EQ(got, 3);
   EXPECT_EQ(counts.executed.load(), 1);
@@ -669,7 +667,7 @@ TEST(AsioReceiver, WaitingReceiveHoldsWorkOnceAndExecutesOnce) {
   ExecutorCounts counts;
   std::optional<int> got;
   rx.async_recv(asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
-                                    [&](asio::error_code, std::optional<int> v) { got = v; }));
+                                    [&](error_code, std::optional<int> v) { got = v; }));
   EXPECT_EQ(counts.tracked.load(), 1);
   ASSERT_TRUE(tx_rx.first.try_send(4).ok());  // kicks the receive from this thread
   io.run();
@@ -685,9 +683,9 @@ TEST(AsioSender, SendsHoldWorkOnlyWhileWaitingAndExecuteOnce) {
   AsyncSender<int> tx(io.get_executor(), std::move(tx_rx.first));
   ASSERT_TRUE(tx.try_send(1).ok());  // full
   ExecutorCounts counts;
-  asio::error_code first(asio::error::would_block);
+  error_code first(asio::error::would_block);
   tx.async_send(2, asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
-                                       [&](asio::error_code ec) { first = ec; }));
+                                       [&](error_code ec) { first = ec; }));
   EXPECT_EQ(counts.tracked.load(), 1);
   EXPECT_EQ(tx_rx.second.try_recv().value(), 1);  // hands the slot to the waiting send
   io.run();
@@ -695,9 +693,9 @@ TEST(AsioSender, SendsHoldWorkOnlyWhileWaitingAndExecuteOnce) {
   EXPECT_EQ(counts.executed.load(), 1);
   EXPECT_EQ(counts.tracked.load(), 1);
   EXPECT_EQ(tx_rx.second.try_recv().value(), 2);
-  asio::error_code second(asio::error::would_block);
+  error_code second(asio::error::would_block);
   tx.async_send(3, asio::bind_executor(CountingExecutor{io.get_executor(), &counts},
-                                       [&](asio::error_code ec) { second = ec; }));
+                                       [&](error_code ec) { second = ec; }));
   io.restart();
   io.run();
   EXPECT_FALSE(second);
@@ -759,7 +757,7 @@ TEST(AsioReceiver, DestroyedAfterTheContextStoppedDestroysThePendingHandler) {
   bool called = false;
   {
     AsyncReceiver<int> rx(io->get_executor(), std::move(tx_rx.second));
-    rx.async_recv([&called, token](asio::error_code, std::optional<int>) { called = true; });
+    rx.async_recv([&called, token](error_code, std::optional<int>) { called = true; });
     EXPECT_EQ(token.use_count(), 2);
     io->stop();
   }
@@ -776,12 +774,12 @@ TEST(AsioSender, WaitsForRoomAndCompletesInFifoOrder) {
   AsyncSender<int> second(io.get_executor(), tx_rx.first);
   ASSERT_TRUE(tx_rx.first.try_send(0).ok());  // full
   std::vector<int> completed;
-  first.async_send(1, [&](asio::error_code ec) {
+  first.async_send(1, [&](error_code ec) {
     EXPECT_FALSE(ec);
     completed.push_back(1);
   });
   io.poll();
-  second.async_send(2, [&](asio::error_code ec) {
+  second.async_send(2, [&](error_code ec) {
     EXPECT_FALSE(ec);
     completed.push_back(2);
   });
@@ -806,10 +804,10 @@ TEST(AsioSender, CancelledSendPassesItsPlaceOn) {
   AsyncSender<int> second(io.get_executor(), tx_rx.first);
   ASSERT_TRUE(tx_rx.first.try_send(0).ok());
   asio::cancellation_signal signal;
-  asio::error_code first_ec, second_ec = asio::error::would_block;
+  error_code first_ec, second_ec = asio::error::would_block;
   first.async_send(
-      1, asio::bind_cancellation_slot(signal.slot(), [&](asio::error_code ec) { first_ec = ec; }));
-  second.async_send(2, [&](asio::error_code ec) { second_ec = ec; });
+      1, asio::bind_cancellation_slot(signal.slot(), [&](error_code ec) { first_ec = ec; }));
+  second.async_send(2, [&](error_code ec) { second_ec = ec; });
   io.poll();
   signal.emit(asio::cancellation_type::terminal);
   io.poll();
@@ -826,8 +824,8 @@ TEST(AsioSender, ClosedChannelCompletesWithChannelClosed) {
   auto tx_rx = leanchan::channel<int>(1);
   AsyncSender<int> tx(io.get_executor(), tx_rx.first);
   ASSERT_TRUE(tx_rx.first.try_send(0).ok());
-  asio::error_code ec;
-  tx.async_send(1, [&](asio::error_code e) { ec = e; });
+  error_code ec;
+  tx.async_send(1, [&](error_code e) { ec = e; });
   io.poll();
   std::thread closer([&raw_rx = tx_rx.second] { raw_rx.close(); });
   closer.join();
@@ -861,8 +859,8 @@ TEST(AsioSender, AllocationFailureCompletesWithNoMemory) {
       4, leanchan::ChannelOptions{leanchan::Retention::kKeepNone, &resource});
   AsyncSender<int> tx(io.get_executor(), tx_rx.first);
   resource.fail = true;
-  std::optional<asio::error_code> ec;
-  tx.async_send(1, [&](asio::error_code e) { ec = e; });
+  std::optional<error_code> ec;
+  tx.async_send(1, [&](error_code e) { ec = e; });
   io.run();
   ASSERT_TRUE(ec.has_value());
   EXPECT_EQ(*ec, asio::error::no_memory);
@@ -871,7 +869,7 @@ TEST(AsioSender, AllocationFailureCompletesWithNoMemory) {
   resource.fail = false;
   ec.reset();
   io.restart();
-  tx.async_send(2, [&](asio::error_code e) { ec = e; });
+  tx.async_send(2, [&](error_code e) { ec = e; });
   io.run();
   ASSERT_TRUE(ec.has_value());
   EXPECT_FALSE(*ec);
@@ -999,7 +997,7 @@ TEST(AsioReceiver, AllocationFailureLeavesTheMessageInTheChannel) {
   AsyncReceiver<int> rx(io.get_executor(), std::move(tx_rx.second));
   ASSERT_TRUE(tx_rx.first.try_send(7).ok());
   EXPECT_THROW(rx.async_recv(asio::bind_allocator(ThrowingAllocator<void>(),
-                                                  [](asio::error_code, std::optional<int>) {})),
+                                                  [](error_code, std::optional<int>) {})),
                std::bad_alloc);
   EXPECT_EQ(rx.try_recv().value(), 7);
 }
@@ -1042,7 +1040,7 @@ void destroy_receiver_after_kick(Kick kick) {
   auto rx = std::make_unique<AsyncReceiver<int>>(io.get_executor(), std::move(tx_rx.second));
   auto token = std::make_shared<int>(0);
   bool called = false;
-  rx->async_recv([&called, token](asio::error_code, std::optional<int>) { called = true; });
+  rx->async_recv([&called, token](error_code, std::optional<int>) { called = true; });
   kick(tx, *rx);
   rx.reset();
   EXPECT_EQ(token.use_count(), 1);  // the handler went with the object
@@ -1072,7 +1070,7 @@ TEST(AsioLifetime, SenderDestroyedAfterASlotWasHandedToItsPendingSend) {
   auto tx = std::make_unique<AsyncSender<int>>(io.get_executor(), raw_tx);
   auto token = std::make_shared<int>(0);
   bool called = false;
-  tx->async_send(1, [&called, token](asio::error_code) { called = true; });
+  tx->async_send(1, [&called, token](error_code) { called = true; });
   ASSERT_EQ(raw_rx.try_recv().value(), 0);  // the freed slot is handed over: a kick
   EXPECT_EQ(raw_tx.capacity(), 0u);         // ... held by the pending send
   tx.reset();
@@ -1094,7 +1092,7 @@ TEST(AsioLifetime, SenderDestroyedAfterCancelKickedItsPendingSend) {
   auto tx = std::make_unique<AsyncSender<int>>(io.get_executor(), raw_tx);
   auto token = std::make_shared<int>(0);
   bool called = false;
-  tx->async_send(1, [&called, token](asio::error_code) { called = true; });
+  tx->async_send(1, [&called, token](error_code) { called = true; });
   tx->cancel();
   tx.reset();
   EXPECT_EQ(token.use_count(), 1);
@@ -1164,12 +1162,12 @@ TEST(AsioLifetime, DestroyedWhileFourThreadsRunTheKickedStep) {
       auto tx_rx = leanchan::channel<Counted>(1);
       auto rx =
           std::make_unique<AsyncReceiver<Counted>>(io.get_executor(), std::move(tx_rx.second));
-      rx->async_recv([&, signal = handler_gone_signal(gone)](asio::error_code ec,
-                                                             std::optional<Counted> value) {
-        calls.fetch_add(1);
-        if (!ec && value.has_value()) ok.fetch_add(1);
-        EXPECT_EQ(ec == asio::error::operation_aborted, !value.has_value());
-      });
+      rx->async_recv(
+          [&, signal = handler_gone_signal(gone)](error_code ec, std::optional<Counted> value) {
+            calls.fetch_add(1);
+            if (!ec && value.has_value()) ok.fetch_add(1);
+            EXPECT_EQ(ec == asio::error::operation_aborted, !value.has_value());
+          });
       if (by_cancel) {
         rx->cancel();
       } else {
@@ -1187,7 +1185,7 @@ TEST(AsioLifetime, DestroyedWhileFourThreadsRunTheKickedStep) {
       auto& raw_rx = tx_rx.second;
       EXPECT_TRUE(raw_tx.try_send(Counted(&live)).ok());  // full
       auto tx = std::make_unique<AsyncSender<Counted>>(io.get_executor(), raw_tx);
-      tx->async_send(Counted(&live), [&, signal = handler_gone_signal(gone)](asio::error_code ec) {
+      tx->async_send(Counted(&live), [&, signal = handler_gone_signal(gone)](error_code ec) {
         calls.fetch_add(1);
         if (!ec) ok.fetch_add(1);
       });
@@ -1241,7 +1239,7 @@ TEST(AsioReceiver, AStalledSenderDoesNotHoldTheIoThread) {
   auto tx2 = tx;
   ASSERT_TRUE(tx2.try_send(StallingInt{2, nullptr}).ok());
   std::vector<int> got;
-  rx.async_recv([&](asio::error_code ec, std::optional<StallingInt> value) {
+  rx.async_recv([&](error_code ec, std::optional<StallingInt> value) {
     EXPECT_FALSE(ec);
     ASSERT_TRUE(value.has_value());
     got.push_back(value->value);
