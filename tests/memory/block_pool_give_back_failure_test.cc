@@ -6,36 +6,16 @@
 // back), and trim() dropped the kept count to 0 while every page stayed
 // resident. This binary replaces madvise to make it fail on demand.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
+#include <climits>
 #include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "leanchan/block_pool.h"
 #include "memory_support.h"
-
-namespace {
-std::atomic<bool> g_refuse{false};
-std::atomic<int> g_refused{0};
-}  // namespace
-
-// Every call of the process's madvise lands here (the executable's
-// definition comes first). Refuses only the pool's give-back of a page
-// (MADV_DONTNEED of one page) while g_refuse is set.
-extern "C" int madvise(void* address, std::size_t length, int advice) noexcept {
-  if (g_refuse.load() && advice == MADV_DONTNEED &&
-      length == static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
-    g_refused.fetch_add(1);
-    errno = EINVAL;
-    return -1;
-  }
-  return static_cast<int>(::syscall(SYS_madvise, address, length, advice));
-}
+#include "refusing_madvise.h"
 
 namespace {
 
@@ -59,10 +39,10 @@ void free_all(BlockPool& pool, std::vector<void*>& blocks) {
 
 struct Refusing {
   Refusing() {
-    g_refused = 0;
-    g_refuse = true;
+    leanchan::testing::madvise_refused = 0;
+    leanchan::testing::madvise_refusals_left = INT_MAX;
   }
-  ~Refusing() { g_refuse = false; }
+  ~Refusing() { leanchan::testing::madvise_refusals_left = 0; }
 };
 
 TEST(BlockPoolGiveBackFailure, APageTheOsKeepsIsCountedAsKept) {
@@ -72,7 +52,7 @@ TEST(BlockPoolGiveBackFailure, APageTheOsKeepsIsCountedAsKept) {
   {
     Refusing refusing;
     free_all(pool, blocks);
-    EXPECT_EQ(g_refused.load(), 10);
+    EXPECT_EQ(leanchan::testing::madvise_refused.load(), 10);
   }
   auto figures = pool.figures();
   EXPECT_EQ(figures.resident_pages, 0u);
@@ -94,7 +74,7 @@ TEST(BlockPoolGiveBackFailure, TrimKeepsWhatTheOsRefusesAndTriesAgain) {
   {
     Refusing refusing;
     pool.trim();
-    EXPECT_EQ(g_refused.load(), 8);
+    EXPECT_EQ(leanchan::testing::madvise_refused.load(), 8);
   }
   EXPECT_EQ(pool.figures().kept_empty_pages, 8u) << "trim counted refused pages as given back";
   EXPECT_EQ(pool.figures().pages_given_back, 2u);

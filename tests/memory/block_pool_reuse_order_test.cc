@@ -9,13 +9,9 @@
 // over every page either burst used, and figures()). This binary replaces
 // madvise to refuse the pool's give-backs on demand.
 #include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -26,30 +22,7 @@
 #include "leanchan/block_pool.h"
 #include "memory_support.h"
 #include "page_probe.h"
-
-namespace {
-// Give-backs still to refuse (each a page the OS keeps resident), and how
-// many were refused.
-std::atomic<int> g_refuse{0};
-std::atomic<int> g_refused{0};
-}  // namespace
-
-// Every call of the process's madvise lands here (the executable's
-// definition comes first). Refuses the pool's give-back of a page
-// (MADV_DONTNEED of one page) while g_refuse is above 0.
-extern "C" int madvise(void* address, std::size_t length, int advice) noexcept {
-  if (advice == MADV_DONTNEED && length == static_cast<std::size_t>(::sysconf(_SC_PAGESIZE))) {
-    int left = g_refuse.load();
-    while (left > 0 && !g_refuse.compare_exchange_weak(left, left - 1)) {
-    }
-    if (left > 0) {
-      g_refused.fetch_add(1);
-      errno = EINVAL;
-      return -1;
-    }
-  }
-  return static_cast<int>(::syscall(SYS_madvise, address, length, advice));
-}
+#include "refusing_madvise.h"
 
 namespace {
 
@@ -135,10 +108,10 @@ std::vector<void*> bursts(BlockPool& pool, std::size_t keep, int refusals, std::
   auto first_burst = [&] {
     first = allocate(pool, kFirstBytes, first_n);
     first_pages = pages_of(pool, first);
-    g_refused = 0;
-    g_refuse = refusals;
+    leanchan::testing::madvise_refused = 0;
+    leanchan::testing::madvise_refusals_left = refusals;
     free_all(pool, first, kFirstBytes);
-    g_refuse = 0;
+    leanchan::testing::madvise_refusals_left = 0;
   };
   if (free_elsewhere) {
     std::thread(first_burst).join();
@@ -153,7 +126,7 @@ std::vector<void*> bursts(BlockPool& pool, std::size_t keep, int refusals, std::
   EXPECT_EQ(figures.kept_empty_pages, kept);
   EXPECT_EQ(figures.pages_given_back, given_back);
   if (BlockPool::gives_back_pages()) {
-    EXPECT_EQ(g_refused.load(), refusals);
+    EXPECT_EQ(leanchan::testing::madvise_refused.load(), refusals);
     EXPECT_EQ(resident(first_pages), kept) << "the kept pages stay resident, no other";
   }
 
@@ -244,11 +217,11 @@ TEST(BlockPoolReuseOrder, PagesTrimCouldNotGiveBackServeAnotherClassBeforeFreshO
   free_all(pool, first, kFirstBytes);
   constexpr std::size_t kKept = BlockPoolOptions::kDefaultKeptPages;
   ASSERT_EQ(pool.figures().kept_empty_pages, kKept);
-  g_refused = 0;
-  g_refuse = static_cast<int>(kKept);
+  leanchan::testing::madvise_refused = 0;
+  leanchan::testing::madvise_refusals_left = static_cast<int>(kKept);
   pool.trim();  // the OS refuses every kept page: they stay kept
-  g_refuse = 0;
-  EXPECT_EQ(g_refused.load(), static_cast<int>(kKept));
+  leanchan::testing::madvise_refusals_left = 0;
+  EXPECT_EQ(leanchan::testing::madvise_refused.load(), static_cast<int>(kKept));
   ASSERT_EQ(pool.figures().kept_empty_pages, kKept);
   EXPECT_EQ(resident(first_pages), kKept);
   const std::size_t second = more_than_first(pool);
