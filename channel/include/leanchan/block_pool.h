@@ -150,9 +150,8 @@ struct BlockPoolOptions {
   // Emptied pages the pool may keep resident (not given back) for reuse,
   // pool-wide. The default, kDefaultKeptPages (8: 32 KiB on 4 KiB pages),
   // spares a channel whose blocks come and go at a steady depth a madvise
-  // and a page fault each time a page empties and another fills (without
-  // them one thread sending and receiving pays 26 to 32 % more per
-  // message, a deep queue between two threads within 2 %: docs/budgets.md);
+  // and a page fault each time a page empties and another fills (what that
+  // costs a message: docs/budgets.md);
   // resident memory may then stay up to that many pages above the live
   // pages, until trim() or their reuse. 0: every page goes back as soon as
   // its last allocation is freed.

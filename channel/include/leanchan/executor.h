@@ -119,8 +119,8 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 // most kQuietBacklog of them wait: the worker that displaced it is awake
 // and takes it after its slot, and a worker that is watching takes it
 // sooner. So a receive loop that readies many blocked senders runs them on
-// its own worker instead of waking another for each (which, on two
-// threads, moved 3-4x fewer messages, at 5-8x the CPU time per message).
+// its own worker instead of waking another for each (far fewer messages
+// at far more CPU per message: docs/design.md, "The pool's wake-ups").
 // Work readied inside the pool runs in parallel only once more than
 // kQuietBacklog tasks wait, or where a worker is awake to take it: to
 // spread long computations over the workers, schedule them from outside

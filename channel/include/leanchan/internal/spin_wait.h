@@ -66,10 +66,9 @@ inline const SpinBudget& first_waiter_budget(WaiterWatch watch) noexcept {
 // 64 each, then yields.
 inline constexpr SpinBudget kReceiverWatch = spin_budget_of(16, 16, 64);
 // The receiver of a channel whose senders can run kDeepReceiverRunway
-// messages or more ahead of it: 64 pauses (about 1 us where a pause takes
-// 16 ns, 2 us where it takes 30) before the second look and each one
-// after, so about 16 us of watching before the yields, where
-// kReceiverWatch makes about 11 (703 pauses). A sender there can run
+// messages or more ahead of it: 64 pauses before the second look and each
+// one after, 1,024 pauses of watching before the yields, where
+// kReceiverWatch makes 703. A sender there can run
 // ahead, and a receiver that looks again at once only pulls the line that
 // carries every message's ready bit (the block header) away from the
 // sender it waits for; after a longer pause it takes the messages that
@@ -78,31 +77,27 @@ inline constexpr SpinBudget kDeepReceiverWatch = spin_budget_of(16, 16, 64, 64);
 // The runway: the slots a sender can fill before it waits for the
 // receiver, counted when the receiver owes the most (it gives a block's
 // permits back at the block's end, so up to b - 1 of the C slots may be
-// its own takes): C - b + 1. Below 64 a sender streaming at 30-60 ns a
-// message fills it within one deep pause and then waits, and both sides
-// take turns instead of overlapping (capacity 16 was deep before: without
-// the deep watch it moved 1.4-1.9x, with less CPU per message, in an
-// interleaved A/B run; docs/design.md, "The deep watch").
+// its own takes): C - b + 1. Below 64 a streaming sender fills it within
+// one deep pause and then waits, and both sides take turns instead of
+// overlapping (docs/design.md, "The deep watch", has the measurements).
 inline constexpr std::uint32_t kDeepReceiverRunway = 64;
 // The receiver of a channel whose runway is kLongReceiverRunway or more:
-// two looks, each followed by 512 pauses (about 8 us where a pause takes
-// 16 ns), so the same 1,024 pauses of watching as kDeepReceiverWatch
+// two looks, each followed by 512 pauses, so the same 1,024 pauses of
+// watching as kDeepReceiverWatch
 // before the yields. In a block of 32 slots a sender sets 32 ready bits on one
 // header line; a receiver that waits longer finds the sender in a later
 // block and takes a whole block's messages without pulling the line back
 // (docs/design.md, "The long watch"). The cost: a message that arrives
 // while the receiver pauses waits up to one such pause.
 inline constexpr SpinBudget kLongReceiverWatch = spin_budget_of(2, 16, 512, 512);
-// The worst case: a sender as fast as one message a pause (16 ns) needs a
-// whole long pause to fill 512 slots; with a shorter runway it would wait
-// for the receiver instead of running ahead. (The fastest measured sender
-// takes about 58 ns a message.)
+// The worst case: a sender as fast as one message a pause needs a whole
+// long pause to fill 512 slots; with a shorter runway it would wait for the
+// receiver instead of running ahead (docs/design.md, "The long watch").
 inline constexpr std::uint32_t kLongReceiverRunway = 512;
 // A receiver that streams from a shallow channel (one whose watch is
 // kReceiverWatch: a runway below kDeepReceiverRunway) and finds its next
 // message missing with two slots or more of its block left: before that
-// watch, 8 looks each followed by 8 pauses (about 1 us in all where a pause
-// takes 16 ns, 2.6 us where it takes 40) for the rest of its block, ended
+// watch, 8 looks each followed by 8 pauses for the rest of its block, ended
 // early when its next message is there and nothing arrived between two
 // looks (the sender stopped). A receiver that takes each message as it
 // comes there pulls the block header's line, which carries every ready
@@ -133,8 +128,8 @@ constexpr const SpinBudget& receiver_watch(WatchDepth depth) noexcept {
   return kReceiverWatch;
 }
 // The pauses after which the receiver's watch also asks, at each look,
-// whether the channel has ended: 15 (1 + 2 + 4 + 8 in kReceiverWatch, about
-// 0.4 us where a pause takes 25 ns), longer than a sender that keeps up
+// whether the channel has ended: 15 (1 + 2 + 4 + 8 in kReceiverWatch),
+// longer than a sender that keeps up
 // takes between two messages. Counted in pauses, not looks, so that every
 // receiver watch asks after the same wait (in the deep and long watches,
 // from their second look; looks_before_pausing). The rest-of-block watch
