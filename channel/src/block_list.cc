@@ -280,8 +280,7 @@ void BlockList::retire_head_locked(const Locked& held, const BlockLayout& layout
   // relaxed: only the receiver calls this, and only the receiver reads
   // head_ without the lock; other readers hold the lock.
   head_.store(old->next, std::memory_order_relaxed);
-  bool senders_block = tail_block_.load(std::memory_order_relaxed) == old;
-  if (senders_block) {
+  if (tail_block_.load(std::memory_order_relaxed) == old) {
     // release: see tail_if_numbered; the unlock publishes the new tag.
     tail_block_.store(old->next, std::memory_order_release);
   }

@@ -51,7 +51,7 @@ Locked ListLock::lock() const noexcept {
   return Locked{};
 }
 
-void ListLock::unlock(const Locked&) const noexcept {
+void ListLock::unlock(const Locked& held) const noexcept {
   const BlockList& list = list_of(this);
   const BlockHeader* tail = list.tail_block_.load(std::memory_order_relaxed);
   // relaxed: under the lock. An empty list shows the tag two before the
@@ -59,9 +59,7 @@ void ListLock::unlock(const Locked&) const noexcept {
   // computed its need from the receiver's position before
   // release_if_drained_locked moved it to the next block (see there).
   const std::uint32_t tag =
-      tail == nullptr
-          ? ((list.rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask
-          : tail->tag(std::memory_order_relaxed);
+      tail == nullptr ? list.empty_tag_locked(held) : tail->tag(std::memory_order_relaxed);
   // release: publishes the list (and the senders' block's tag) to the next holder and
   // to seqlock readers, whose acquire load of this word synchronizes with it.
   const std::uint32_t old =

@@ -13,11 +13,11 @@ bool Provisioning::provide(ChannelState& state, const BlockLayout& layout) noexc
   BlockList& blocks = state.blocks_;
   const Locked held = blocks.lock();
   const std::uint32_t permits = state.semaphore_.word().permits_in_use();  // seq_cst, as above
-  const std::uint64_t returned = returned_locked(state, held, state.claimed_position());
+  const std::uint64_t claimed = state.claimed_position();
+  const std::uint64_t returned = returned_locked(state, held, claimed);
   const std::uint64_t last = Positions::add(returned, permits - 1, layout.slots);
   // The senders' block moves up to the claim position's, not past it: the
   // blocks past it are for the permits held.
-  const std::uint64_t claimed = state.claimed_position();
   const bool ok =
       blocks.extend_locked(held, block_tag(last / layout.slots), block_tag(claimed / layout.slots),
                            layout, state.semaphore_.senders_wait());
@@ -42,9 +42,9 @@ bool Provisioning::provide_next(ChannelState& state, const BlockLayout& layout) 
   bool ok = true;
   if ((word & (PermitWord::kClosedBit | PermitWord::kSendersWaitBit)) == 0 &&
       used < state.capacity()) {
-    const std::uint64_t returned = returned_locked(state, held, PermitWord::position_of(word));
-    const std::uint64_t next = Positions::add(returned, used, layout.slots);
     const std::uint64_t claimed = PermitWord::position_of(word);
+    const std::uint64_t returned = returned_locked(state, held, claimed);
+    const std::uint64_t next = Positions::add(returned, used, layout.slots);
     ok = blocks.extend_locked(held, block_tag(next / layout.slots),
                               block_tag(claimed / layout.slots), layout, false);
   }

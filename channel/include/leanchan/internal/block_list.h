@@ -120,7 +120,13 @@ class LEANCHAN_API BlockList : public ListLock {
     // holder's permit did not stop has finished (its unlock's release is
     // what this acquires) or has not read the permits yet (and then sees
     // this permit, and lowers nothing).
-    if ((list_word_.load(std::memory_order_seq_cst) & ListWord::kLocked) != 0) return false;
+    const std::uint32_t word = list_word_.load(std::memory_order_seq_cst);
+    if ((word & ListWord::kLocked) != 0) return false;
+    // The word's tag, the senders' block's, is at or before the last
+    // numbered tag whenever the word is unlocked: a tag it reaches is
+    // covered without a second load (a send that holds nothing claims in
+    // the senders' block, or the one after it).
+    if (!tag_is_after(tag, ListWord::tag_of(word))) return true;
     // acquire: ordered after the load above; a value from a critical
     // section that began since can only be larger (extend_locked), and
     // extend_locked stores it after the blocks it names are numbered.
@@ -326,7 +332,8 @@ class LEANCHAN_API BlockList : public ListLock {
   void set_last_tag_locked(const Locked&, std::uint32_t tag) noexcept {
     last_tag_.store(tag, std::memory_order_release);
   }
-  // An empty list's tag: two before the receiver's block (ListLock::unlock).
+  // An empty list's tag: two before the receiver's block, which covers no
+  // block a sender can need (ListLock::unlock writes it into the word).
   std::uint32_t empty_tag_locked(const Locked&) const noexcept {
     return ((rx_block_word_.load(std::memory_order_relaxed) & kTagMask) - 2) & kTagMask;
   }
