@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/internal/futex.h"
 #include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
@@ -375,9 +376,12 @@ ThreadPoolExecutor::ThreadPoolExecutor(std::size_t threads) {
 
 void ThreadPoolExecutor::join() {
   // From a worker it would join its own thread, or wait for peers waiting
-  // for it (the contract forbids it; debug builds say so here).
-  assert((State::current == nullptr || State::current->pool != state_.get()) &&
-         "leanchan::ThreadPoolExecutor::join from one of its own workers");
+  // for it: the contract forbids it, and every build says so here (a
+  // thread-local load, once per join).
+  if (State::current != nullptr && State::current->pool == state_.get()) [[unlikely]] {
+    internal::contract_violation(
+        "ThreadPoolExecutor::join or its destructor on one of its own workers");
+  }
   stop();
   LEANCHAN_TEST_POINT(kPoolJoining);
   for (std::size_t i = 0; i < worker_count_; ++i) {

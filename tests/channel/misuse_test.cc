@@ -5,12 +5,16 @@
 // notifier (it used to wait forever for a callback that cannot come), a
 // second awaiting coroutine on one receiver (it used to replace the first
 // one's notifier, which then never resumed), a ReadySet destroyed before
-// its entries, a pool, budget or registry destroyed under a channel. And the event-loop shapes the
+// its entries, a pool, budget or registry destroyed under a channel, a
+// moved-from handle used, a result's absent value read, a notifier
+// destroyed while attached (the last three used to crash or run on in
+// release builds). And the event-loop shapes the
 // headers show end when the channel ends (the earlier ones spun on the
 // ended channel's arm_notifier(), which is true for good).
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -45,6 +49,57 @@ TEST(MisuseDeathTest, SendingThroughAnEmptyPermitAbortsWithAMessage) {
     EXPECT_DEATH(send_through_an_empty_permit(closed), "leanchan: Permit::send on an empty permit")
         << (closed ? "closed" : "full");
   }
+}
+
+// A moved-from handle has no channel: every call on it aborts with a
+// message, in every build (release builds used to dereference null).
+TEST(MisuseDeathTest, AMovedFromHandleAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<int>(4);
+  leanchan::Sender<int> tx2 = std::move(tx);
+  leanchan::Receiver<int> rx2 = std::move(rx);
+  leanchan::WeakSender<int> weak = tx2.downgrade();
+  leanchan::WeakSender<int> weak2 = std::move(weak);
+  // NOLINTBEGIN(bugprone-use-after-move): the misuse under test.
+  EXPECT_DEATH((void)tx.try_send(1), "leanchan: use of a moved-from Sender");
+  EXPECT_DEATH((void)tx.is_closed(), "leanchan: use of a moved-from Sender");
+  EXPECT_DEATH((void)rx.try_recv(), "leanchan: use of a moved-from Receiver");
+  EXPECT_DEATH((void)rx.len(), "leanchan: use of a moved-from Receiver");
+  EXPECT_DEATH((void)weak.upgrade(), "leanchan: use of a moved-from WeakSender");
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_TRUE(tx2.try_send(1).ok());
+  EXPECT_EQ(rx2.try_recv().value(), 1);
+  EXPECT_TRUE(weak2.upgrade().has_value());
+}
+
+// value() of a result that holds none: a SendResult that is ok(), a
+// RecvResult that is not (release builds used to read the empty storage).
+TEST(MisuseDeathTest, ReadingAValueAResultDoesNotHoldAbortsWithAMessage) {
+  auto [tx, rx] = leanchan::channel<std::vector<int>>(1);
+  leanchan::SendResult<std::vector<int>> sent = tx.try_send({1, 2});
+  ASSERT_TRUE(sent.ok());
+  EXPECT_DEATH((void)sent.value().size(), "leanchan: value\\(\\) of a result that holds no value");
+  leanchan::RecvResult<std::vector<int>> got = rx.try_recv();
+  ASSERT_TRUE(got.ok());
+  leanchan::RecvResult<std::vector<int>> empty = rx.try_recv();
+  ASSERT_EQ(empty.status(), leanchan::RecvStatus::kEmpty);
+  EXPECT_DEATH((void)std::move(empty).value().size(),
+               "leanchan: value\\(\\) of a result that holds no value");
+  EXPECT_EQ(got.value().size(), 2u);
+}
+
+// A notifier destroyed while still attached to a receiver: the receiver
+// would later call it, or unlink it, after its end (release builds used to
+// run on).
+void destroy_an_attached_notifier() {
+  auto [tx, rx] = leanchan::channel<int>(1);
+  auto notifier = std::make_unique<leanchan::Notifier>([](void*) {}, nullptr);
+  rx.set_notifier(*notifier);
+  notifier.reset();
+}
+
+TEST(MisuseDeathTest, DestroyingAnAttachedNotifierAbortsWithAMessage) {
+  EXPECT_DEATH(destroy_an_attached_notifier(),
+               "leanchan: Notifier destroyed while attached to a receiver");
 }
 
 TEST(MisuseDeathTest, SendingThroughAUsedBatchAbortsWithAMessage) {

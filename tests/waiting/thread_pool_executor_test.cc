@@ -154,6 +154,31 @@ TEST(ThreadPoolExecutor, RejectsZeroThreads) {
 // not run again. One worker, FIFO order: a rerun the cancel missed would be
 // queued when the run returns, ahead of `after`, which main schedules only
 // once `check` (in A's slot) has run.
+// join() from one of the pool's own workers would join that thread or
+// wait for itself: it aborts with a message in every build (release builds
+// used to throw from std::thread::join, or hang).
+void join_from_a_worker() {
+  ThreadPoolExecutor pool(1);
+  struct Joiner : ExecutorTask {
+    ThreadPoolExecutor* pool = nullptr;
+    std::atomic<bool> returned{false};
+  } joiner;
+  joiner.pool = &pool;
+  joiner.run = [](ExecutorTask* task) {
+    auto* self = static_cast<Joiner*>(task);
+    self->pool->join();
+    self->returned.store(true);  // no death: the test fails
+    self->returned.notify_all();
+  };
+  pool.schedule(joiner);
+  joiner.returned.wait(false);
+}
+
+TEST(ThreadPoolExecutorDeathTest, JoinFromItsOwnWorkerAbortsWithAMessage) {
+  EXPECT_DEATH(join_from_a_worker(),
+               "leanchan: ThreadPoolExecutor::join or its destructor on one of its own workers");
+}
+
 TEST(ThreadPoolExecutor, CancelFromInsideItsOwnRunWithdrawsTheRerun) {
   std::atomic<int> a_runs{0};
   std::atomic<bool> a_queued_after_cancel{true};

@@ -49,13 +49,13 @@
 //   keeps the channel from ending for the receiver; unlike a Permit it is
 //   not returned on destruction (a notifier does not know its channel):
 //   destroying a notifier that is queued or holds a slot is a bug
-//   (asserted in debug builds). Redeem or cancel_notify before dropping
+//   (it aborts with a message, in every build). Redeem or cancel_notify before dropping
 //   the last Sender. If the last Sender (and Permit) goes anyway, the
 //   slots still handed to notifiers go back, so that the receiver sees
 //   the end; but such a notifier still shows its slot, and is good for
 //   nothing more: armed or redeemed on another channel it would use a
-//   slot it was never handed there, and its destruction is where debug
-//   builds report the misuse.
+//   slot it was never handed there, and its destruction reports the
+//   misuse.
 // - A send notifier may go away as soon as the try_send(value, notifier)
 //   or try_reserve(notifier) that redeemed its slot returns: if its
 //   callback is still returning on the thread that fired it, the redeem
@@ -67,9 +67,9 @@
 #define LEANCHAN_NOTIFIER_H_
 
 #include <atomic>
-#include <cassert>
 
 #include "leanchan/fwd.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/internal/wait_node.h"
 
 namespace leanchan {
@@ -86,15 +86,21 @@ class Notifier {
   Notifier& operator=(const Notifier&) = delete;
   // A notifier still attached to a receiver, queued, or holding a slot
   // would be called, or unlinked, after its end, or keep its slot in use:
-  // asserted in debug builds. (Declare it before the Receiver it is
-  // attached to, so that the receiver, destroyed first, detaches it; or
-  // clear_notifier first.)
+  // that is a misuse, and the destructor prints which and aborts, in every
+  // build (two relaxed loads and a branch; the caller owns the notifier, so
+  // nothing races with them in a correct program). Declare it before the
+  // Receiver it is attached to, so that the receiver, destroyed first,
+  // detaches it; or clear_notifier / cancel_notify first.
   ~Notifier() {
-    assert(node_.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle &&
-           "leanchan: Notifier destroyed while armed or holding a slot "
-           "(cancel_notify / clear_notifier first)");
-    assert(node_.next == nullptr &&
-           "leanchan: Notifier destroyed while attached to a receiver (clear_notifier first)");
+    if (node_.state.load(std::memory_order_relaxed) != internal::WaitNode::kIdle) [[unlikely]] {
+      internal::contract_violation(
+          "Notifier destroyed while armed or holding a slot (cancel_notify / clear_notifier "
+          "first)");
+    }
+    if (node_.next != nullptr) [[unlikely]] {
+      internal::contract_violation(
+          "Notifier destroyed while attached to a receiver (clear_notifier first)");
+    }
   }
 
  private:

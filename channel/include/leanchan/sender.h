@@ -21,7 +21,6 @@
 #ifndef LEANCHAN_SENDER_H_
 #define LEANCHAN_SENDER_H_
 
-#include <cassert>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -31,6 +30,7 @@
 #include "leanchan/fwd.h"
 #include "leanchan/internal/channel_ops.h"
 #include "leanchan/internal/channel_state.h"
+#include "leanchan/internal/contract.h"
 #include "leanchan/notifier.h"
 #include "leanchan/permit.h"
 #include "leanchan/status.h"
@@ -261,7 +261,11 @@ class Sender {
   explicit Sender(internal::ChannelState* state) noexcept : state_(state) {}
 
   internal::ChannelState* state() const noexcept {
-    assert(state_ != nullptr && "leanchan: use of a moved-from Sender");
+    // One predictable branch, in every build: a moved-from handle has no
+    // channel, and going on would dereference null.
+    if (state_ == nullptr) [[unlikely]] {
+      internal::contract_violation("use of a moved-from Sender");
+    }
     return state_;
   }
   static SendStatus to_status(internal::PermitOutcome outcome) noexcept {
@@ -369,7 +373,9 @@ class WeakSender {
 
   // A real Sender if any Sender or Permit is still alive, else nullopt.
   std::optional<Sender<T, BlockSize>> upgrade() const noexcept {
-    assert(state_ != nullptr && "leanchan: use of a moved-from WeakSender");
+    if (state_ == nullptr) [[unlikely]] {
+      internal::contract_violation("use of a moved-from WeakSender");
+    }
     if (!state_->lifetime().try_add_sender()) return std::nullopt;
     state_->lifetime().add_handle();
     return Sender<T, BlockSize>(state_);

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "leanchan/export.h"
+#include "leanchan/internal/contract.h"
 
 namespace leanchan {
 
@@ -115,17 +116,19 @@ class StatusAndValue {
 
   bool ok() const noexcept { return status_ == Status::kOk; }
   Status status() const noexcept { return status_; }
-  // The value. Precondition: holds(status()).
+  // The value. Precondition: holds(status()); otherwise it prints why and
+  // aborts, in every build (there is no value to return: the storage holds
+  // none).
   T& value() & noexcept {
-    assert(holds(status_));
+    check_holds();
     return value_;
   }
   const T& value() const& noexcept {
-    assert(holds(status_));
+    check_holds();
     return value_;
   }
   T&& value() && noexcept {
-    assert(holds(status_));
+    check_holds();
     return std::move(value_);
   }
 
@@ -144,6 +147,13 @@ class StatusAndValue {
   template <class... Args>
   void construct(Args&&... args) noexcept(std::is_nothrow_constructible_v<T, Args...>) {
     ::new (static_cast<void*>(std::addressof(value_))) T(std::forward<Args>(args)...);
+  }
+  void check_holds() const noexcept {
+    if (!holds(status_)) [[unlikely]] {
+      internal::contract_violation(
+          "value() of a result that holds no value (a SendResult holds the message only when "
+          "!ok(); a RecvResult or PollResult only when ok(): check first)");
+    }
   }
   void destroy() noexcept {
     if (holds(status_)) value_.~T();
