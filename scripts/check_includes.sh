@@ -8,6 +8,7 @@
 #   layer 0  channel/                    the standard library only
 #   layer 0  profiler/ (not report/)     the standard library (and mimalloc)
 #   layer 1  asio/                       channel
+#   layer 1  async/                      channel
 #   layer 1  baseline/                   channel (its futex wrapper)
 #   layer 2  profiler/report/            channel, profiler, baseline
 #   layer 3  benchmarks/, examples/      all of the above (examples: the report's cli.h)
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 component_of_include() {
   case "$1" in
     leanchan/asio.h | leanchan/asio/*) echo asio ;;
+    leanchan/async/*) echo async ;;
     leanchan/profiler/*) echo profiler ;;
     leanchan/*) echo channel ;;
     tokio_style/*) echo baseline ;;
@@ -33,10 +35,11 @@ allowed_for() {
     channel) echo "channel" ;;
     profiler) echo "profiler" ;;
     asio) echo "asio channel" ;;
+    async) echo "async channel" ;;
     baseline) echo "baseline channel" ;;
     report) echo "report channel profiler baseline" ;;
-    benchmarks | examples) echo "channel profiler baseline asio report" ;;
-    tests) echo "channel profiler baseline asio report" ;;
+    benchmarks | examples) echo "channel profiler baseline asio async report" ;;
+    tests) echo "channel profiler baseline asio async report" ;;
   esac
 }
 
@@ -46,6 +49,7 @@ component_of_file() {
     profiler/report/*) echo report ;;
     profiler/*) echo profiler ;;
     asio/*) echo asio ;;
+    async/*) echo async ;;
     baseline/*) echo baseline ;;
     benchmarks/*) echo benchmarks ;;
     examples/*) echo examples ;;

@@ -10,26 +10,23 @@
 //     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
 //   }
 //
-// `Task` is your coroutine type: leanchan has none, and no spawn. To run a
-// coroutine on the executor from its first step (as tokio::spawn does),
-// make it start suspended (initial_suspend returns std::suspend_always)
-// and schedule its first resumption as a task of its own:
+// `Task` is a coroutine type: leanchan::async::Task, with spawn() to run
+// one on an executor and a JoinHandle to wait for its result, is in
+// leanchan/async/task.h (target leanchan::async), with a complete program.
 //
-//   struct Start : leanchan::ExecutorTask {        // lives until it has run
-//     explicit Start(std::coroutine_handle<> h) : handle(h) {
-//       run = [](leanchan::ExecutorTask* t) { static_cast<Start*>(t)->handle.resume(); };
-//     }
-//     std::coroutine_handle<> handle;
-//   };
-//   Task task = consumer(rx);                        // suspended; owns the frame
-//   Start start(task.handle);
-//   pool.schedule(start);                            // pool: a ThreadPoolExecutor
+// A hand-written task type: a coroutine's by-value parameters (a Sender, a
+// Receiver) live until its frame is destroyed, not until its body ends. A
+// task whose final_suspend returns std::suspend_always keeps its frame, and
+// so its Sender, until its owner destroys it: the channel stays open, and a
+// receive loop waiting for its end waits for ever, silently. Free the frame
+// when the coroutine ends (final_suspend returning std::suspend_never, as
+// spawn()'s tasks do), or take handles by reference and drop them yourself.
 //
-// A coroutine that starts at once instead runs on the calling thread until
-// it first suspends, and async_recv does not suspend while messages are
-// queued: a backlog is then drained on the calling thread. One that starts
-// suspended and is never resumed never runs. (tests/coro_support.h and
-// benchmarks/peers/peer_bench.cc have small Task and Detached types.)
+// A coroutine that starts at once (initial_suspend returning
+// std::suspend_never) runs on the calling thread until it first suspends,
+// and async_recv does not suspend while messages are queued: a backlog is
+// then drained on the calling thread. spawn() starts it on the executor
+// instead.
 //
 // Suspending costs nothing on the heap: the awaitable (inside the coroutine
 // frame) holds a Notifier and an ExecutorTask. When the channel becomes

@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+// leanchan/async/task.h: a coroutine task type and spawn(), so that a
+// program of coroutines over channels needs nothing of its own.
+//
+// A complete program (tests/samples builds and runs it):
+//
+//   #include <cstdio>
+//   #include <optional>
+//   #include <utility>
+//
+//   #include "leanchan/async/task.h"
+//   #include "leanchan/channel.h"
+//
+//   namespace async = leanchan::async;
+//
+//   // The sender is taken by value: it lives in the coroutine's frame,
+//   // which a spawned task frees when it ends; the channel then ends too.
+//   async::Task<> produce(leanchan::Sender<int> tx, leanchan::Executor& ex) {
+//     for (int i = 1; i <= 100; ++i) {
+//       if (!(co_await tx.async_send(i, ex)).ok()) co_return;  // receiver gone
+//     }
+//   }
+//
+//   async::Task<long> consume(leanchan::Receiver<int> rx, leanchan::Executor& ex) {
+//     long sum = 0;
+//     while (std::optional<int> v = co_await rx.async_recv(ex)) sum += *v;
+//     co_return sum;  // every sender is gone and the channel is drained
+//   }
+//
+//   int main() {
+//     leanchan::ThreadPoolExecutor pool(2);
+//     auto [tx, rx] = leanchan::channel<int>(8);
+//     async::JoinHandle<long> total = async::spawn(pool, consume(std::move(rx), pool));
+//     async::spawn(pool, produce(std::move(tx), pool));  // detached: runs to its end
+//     std::printf("%ld\n", total.join());                // 5050
+//   }
+//
+// Task<T> is lazy: calling a coroutine that returns one runs nothing. A task
+// runs when it is spawned on an executor (spawn, below) or awaited by
+// another task (co_await task: it runs on the awaiting task's thread and
+// the awaiting task continues with its result, or its exception).
+//
+// A spawned task starts on its executor's thread and frees its frame as
+// soon as it ends, on the thread that ran its last step: the parameters it
+// took by value (a Sender, a Receiver) are destroyed then, before anyone
+// joining it is told. A hand-written task whose final_suspend returns
+// std::suspend_always keeps them until its owner destroys the frame: a
+// producer coroutine holding its Sender that way keeps the channel open,
+// and a receive loop waiting for the channel to end waits for ever.
+//
+// JoinHandle<T> is what spawn returns. join() blocks the calling thread
+// until the task has ended and returns its result (or rethrows its
+// exception); co_await handle.async_join(executor) does the same in a
+// coroutine, resumed on `executor`. Dropping the handle detaches the task,
+// which runs on. An exception that escapes a task nobody joins (its handle
+// dropped, or never joined) calls std::terminate with a message, as one
+// escaping a std::thread does: exceptions never vanish.
+//
+// Lifetime: the executor must outlive every task spawned on it. A task
+// whose first step is discarded (its executor stopped or destroyed first)
+// never runs, its frame is not freed, and join() waits for ever: stop and
+// join the executor only once the tasks have ended. Calling join() on the
+// only thread that runs the task's executor (a ManualExecutor's) waits for
+// ever too: run the executor instead, or join from another task with
+// async_join.
+#ifndef LEANCHAN_ASYNC_TASK_H_
+#define LEANCHAN_ASYNC_TASK_H_
+
+#include <atomic>
+#include <coroutine>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "leanchan/executor.h"
+#include "leanchan/internal/contract.h"
+
+namespace leanchan::async {
+
+template <class T = void>
+class Task;
+template <class T = void>
+class JoinHandle;
+template <class T>
+JoinHandle<T> spawn(Executor& executor, Task<T> task);
+
+namespace detail {
+
+// What a spawned task and its JoinHandle share: the task's result, and who
+// is still using it. Allocated by spawn(); freed by whichever side lets go
+// last (`refs`).
+template <class T>
+struct JoinState {
+  static constexpr std::uint32_t kDone = 1;              // the result is set
+  static constexpr std::uint32_t kHandleGone = 2;        // nobody will read it
+  static constexpr std::uint32_t kAwaited = 4;           // a coroutine waits: `waiter`
+  static constexpr std::uint32_t kWaiterHandedOver = 8;  // complete() is done with it
+
+  // The task's first step, scheduled by spawn().
+  struct Start : ExecutorTask {
+    std::coroutine_handle<> frame;
+  };
+
+  std::atomic<std::uint32_t> flags{0};
+  std::atomic<std::uint32_t> refs{2};  // the task's side and the handle's
+  Start start;
+  ExecutorTask* waiter = nullptr;  // with kAwaited
+  Executor* waiter_executor = nullptr;
+  std::conditional_t<std::is_void_v<T>, std::monostate, std::optional<T>> value;
+  std::exception_ptr error;
+
+  void release() noexcept {
+    // acq_rel: the side that frees sees every write of the other.
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // The task's side, after its frame is freed: publish, tell a waiter,
+  // let go.
+  void complete() noexcept {
+    // acq_rel: release publishes the result; acquire sees the waiter an
+    // async_join stored before its kAwaited (and a handle's kHandleGone).
+    const std::uint32_t before = flags.fetch_or(kDone, std::memory_order_acq_rel);
+    if ((before & kHandleGone) != 0 && error) unjoined_exception(error);
+    if ((before & kAwaited) != 0) {
+      waiter_executor->schedule(*waiter);
+      // release: an awaiter withdrawing may now cancel what was scheduled.
+      flags.fetch_or(kWaiterHandedOver, std::memory_order_release);
+    }
+    flags.notify_all();  // join() and a withdrawing awaiter wait on flags
+    release();
+  }
+
+  [[noreturn]] static void unjoined_exception(const std::exception_ptr& error) noexcept {
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "leanchan: a spawned task ended with an exception nobody joined: %s\n",
+                   e.what());
+    } catch (...) {
+      std::fprintf(stderr, "leanchan: a spawned task ended with an exception nobody joined\n");
+    }
+    std::terminate();
+  }
+};
+
+// The result of a task that is awaited (not spawned).
+template <class T>
+struct AwaitedResult {
+  std::variant<std::monostate, T, std::exception_ptr> result;
+  T take() {
+    if (result.index() == 2) std::rethrow_exception(std::get<2>(result));
+    return std::move(std::get<1>(result));
+  }
+};
+template <>
+struct AwaitedResult<void> {
+  std::exception_ptr error;
+  void take() {
+    if (error) std::rethrow_exception(error);
+  }
+};
+
+template <class T>
+class PromiseBase {
+ public:
+  std::suspend_always initial_suspend() noexcept { return {}; }
+
+  struct FinalAwaiter {
+    bool await_ready() const noexcept { return false; }
+    template <class Promise>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> handle) noexcept {
+      PromiseBase& promise = handle.promise();
+      if (JoinState<T>* state = promise.join_) {
+        // Spawned: free the frame first (its by-value parameters with it),
+        // then tell the handle. Nothing touches the frame afterwards.
+        handle.destroy();
+        state->complete();
+        return std::noop_coroutine();
+      }
+      if (promise.continuation_) return promise.continuation_;
+      return std::noop_coroutine();
+    }
+    void await_resume() const noexcept {}
+  };
+  FinalAwaiter final_suspend() noexcept { return {}; }
+
+  void unhandled_exception() noexcept {
+    if (join_ != nullptr) {
+      join_->error = std::current_exception();
+    } else if constexpr (std::is_void_v<T>) {
+      awaited_.error = std::current_exception();
+    } else {
+      awaited_.result.template emplace<2>(std::current_exception());
+    }
+  }
+
+ protected:
+  template <class U>
+  friend class leanchan::async::Task;
+  template <class U>
+  friend JoinHandle<U> leanchan::async::spawn(Executor& executor, Task<U> task);
+
+  std::coroutine_handle<> continuation_;  // the awaiting task, when awaited
+  JoinState<T>* join_ = nullptr;          // when spawned
+  AwaitedResult<T> awaited_;
+};
+
+template <class T>
+class Promise : public PromiseBase<T> {
+ public:
+  Task<T> get_return_object() noexcept;
+  template <class U = T>
+  requires std::is_convertible_v<U&&, T>
+  void return_value(U&& value) {
+    if (this->join_ != nullptr) {
+      this->join_->value.emplace(std::forward<U>(value));
+    } else {
+      this->awaited_.result.template emplace<1>(std::forward<U>(value));
+    }
+  }
+};
+
+template <>
+class Promise<void> : public PromiseBase<void> {
+ public:
+  Task<void> get_return_object() noexcept;
+  void return_void() noexcept {}
+};
+
+}  // namespace detail
+
+// A lazy coroutine: runs when spawned or awaited (see the top of this
+// file). Move-only; owns its frame until then, and destroys it unrun if it
+// is dropped.
+template <class T>
+class [[nodiscard]] Task {
+ public:
+  using promise_type = detail::Promise<T>;
+  using value_type = T;
+
+  Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Task& operator=(Task other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  ~Task() {
+    if (handle_) handle_.destroy();
+  }
+
+  // True unless moved from, spawned or awaited.
+  explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
+
+  // co_await task: runs the task on this thread until it suspends; the
+  // awaiting coroutine continues when it ends, with its result (or its
+  // exception rethrown).
+  auto operator co_await() && noexcept {
+    struct Awaiter {
+      std::coroutine_handle<promise_type> child;
+      bool await_ready() const noexcept { return false; }
+      std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
+        child.promise().continuation_ = parent;
+        return child;
+      }
+      T await_resume() { return child.promise().awaited_.take(); }
+    };
+    if (!handle_) [[unlikely]] {
+      internal::contract_violation("co_await of an empty Task (moved from, spawned or awaited)");
+    }
+    return Awaiter{handle_};
+  }
+
+ private:
+  friend class detail::Promise<T>;
+  template <class U>
+  friend JoinHandle<U> spawn(Executor& executor, Task<U> task);
+  explicit Task(std::coroutine_handle<promise_type> handle) noexcept : handle_(handle) {}
+
+  std::coroutine_handle<promise_type> handle_;
+};
+
+namespace detail {
+template <class T>
+Task<T> Promise<T>::get_return_object() noexcept {
+  return Task<T>(std::coroutine_handle<Promise<T>>::from_promise(*this));
+}
+inline Task<void> Promise<void>::get_return_object() noexcept {
+  return Task<void>(std::coroutine_handle<Promise<void>>::from_promise(*this));
+}
+}  // namespace detail
+
+// The handle of a spawned task (see the top of this file). Move-only.
+// Dropping it detaches the task; join() and async_join() take its result
+// once.
+template <class T>
+class JoinHandle {
+ public:
+  JoinHandle() noexcept = default;
+  JoinHandle(JoinHandle&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  JoinHandle& operator=(JoinHandle other) noexcept {
+    std::swap(state_, other.state_);
+    return *this;
+  }
+  ~JoinHandle() { let_go(); }
+
+  // True until joined or moved from.
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+  // True once the task has ended (a snapshot).
+  bool is_finished() const noexcept {
+    // acquire: a true answer lets the caller see what the task did.
+    return (checked()->flags.load(std::memory_order_acquire) & State::kDone) != 0;
+  }
+
+  // Blocks until the task has ended; returns its result or rethrows its
+  // exception. The handle is empty afterwards.
+  T join() {
+    State* state = checked();
+    std::uint32_t flags = state->flags.load(std::memory_order_acquire);
+    while ((flags & State::kDone) == 0) {
+      state->flags.wait(flags, std::memory_order_acquire);
+      // acquire: pairs with complete()'s release, so the result is seen.
+      flags = state->flags.load(std::memory_order_acquire);
+    }
+    return take();
+  }
+
+  // co_await handle.async_join(executor): join() for a coroutine, which
+  // is resumed on `executor` once the task has ended (at once if it has).
+  // The handle is empty afterwards. A coroutine suspended here may be
+  // destroyed (the wait is withdrawn) under the rule of any leanchan
+  // awaitable: on the executor's thread, or once no run can be in
+  // progress (leanchan/coro.h, "Cancellation").
+  auto async_join(Executor& executor) noexcept {
+    class Awaiter {
+     public:
+      Awaiter(JoinHandle& handle, Executor& executor) noexcept
+          : handle_(&handle), executor_(&executor) {}
+      Awaiter(const Awaiter&) = delete;
+      Awaiter& operator=(const Awaiter&) = delete;
+      ~Awaiter() { withdraw(); }
+
+      bool await_ready() const noexcept {
+        return (handle_->state_->flags.load(std::memory_order_acquire) & State::kDone) != 0;
+      }
+      bool await_suspend(std::coroutine_handle<> coroutine) noexcept {
+        State* state = handle_->state_;
+        coroutine_ = coroutine;
+        resume_.run = [](ExecutorTask* task) {
+          static_cast<ResumeTask*>(task)->coroutine.resume();
+        };
+        resume_.coroutine = coroutine;
+        state->waiter = &resume_;
+        state->waiter_executor = executor_;
+        // acq_rel: release publishes the waiter to complete(); acquire
+        // (when kDone is already set) sees the result.
+        const std::uint32_t before =
+            state->flags.fetch_or(State::kAwaited, std::memory_order_acq_rel);
+        armed_ = (before & State::kDone) == 0;
+        return armed_;
+      }
+      T await_resume() {
+        armed_ = false;
+        return handle_->take();
+      }
+
+     private:
+      struct ResumeTask : ExecutorTask {
+        std::coroutine_handle<> coroutine;
+      };
+      // Destroyed while suspended: take the wait back so that nothing
+      // resumes a destroyed coroutine.
+      void withdraw() noexcept {
+        if (!armed_) return;
+        State* state = handle_->state_;
+        const std::uint32_t before =
+            state->flags.fetch_and(~State::kAwaited, std::memory_order_acq_rel);
+        if ((before & State::kDone) == 0) return;  // complete() will not look
+        // complete() saw kAwaited: wait until it has scheduled, then
+        // withdraw the resumption.
+        std::uint32_t flags = state->flags.load(std::memory_order_acquire);
+        while ((flags & State::kWaiterHandedOver) == 0) {
+          state->flags.wait(flags, std::memory_order_acquire);
+          flags = state->flags.load(std::memory_order_acquire);
+        }
+        executor_->cancel(resume_);
+      }
+
+      JoinHandle* handle_;
+      Executor* executor_;
+      std::coroutine_handle<> coroutine_;
+      ResumeTask resume_;
+      bool armed_ = false;
+    };
+    (void)checked();
+    return Awaiter(*this, executor);
+  }
+
+ private:
+  using State = detail::JoinState<T>;
+  template <class U>
+  friend JoinHandle<U> spawn(Executor& executor, Task<U> task);
+  explicit JoinHandle(State* state) noexcept : state_(state) {}
+
+  State* checked() const noexcept {
+    if (state_ == nullptr) [[unlikely]] {
+      internal::contract_violation("use of an empty JoinHandle (joined or moved from)");
+    }
+    return state_;
+  }
+
+  // Called once kDone is seen (with acquire).
+  T take() {
+    State* state = std::exchange(state_, nullptr);
+    struct Release {
+      State* state;
+      ~Release() { state->release(); }
+    } release{state};
+    if (state->error) std::rethrow_exception(std::exchange(state->error, nullptr));
+    if constexpr (!std::is_void_v<T>) return std::move(*state->value);
+  }
+
+  void let_go() noexcept {
+    State* state = std::exchange(state_, nullptr);
+    if (state == nullptr) return;
+    // acq_rel: acquire sees an error the task stored before kDone; release
+    // orders this side's reads before complete() may free the state.
+    const std::uint32_t before =
+        state->flags.fetch_or(State::kHandleGone, std::memory_order_acq_rel);
+    if ((before & State::kDone) != 0 && state->error) State::unjoined_exception(state->error);
+    state->release();
+  }
+
+  State* state_ = nullptr;
+};
+
+// Runs `task` on `executor`, from its first step, as a task of its own;
+// returns its handle (drop it to detach). The task's frame is freed when
+// it ends. Allocates the shared state (one allocation; std::bad_alloc if
+// it fails, the task then destroyed unrun). `task` must not be empty.
+template <class T>
+JoinHandle<T> spawn(Executor& executor, Task<T> task) {
+  if (!task.handle_) [[unlikely]] {
+    internal::contract_violation("spawn of an empty Task (moved from, spawned or awaited)");
+  }
+  auto* state = new detail::JoinState<T>;
+  state->start.frame = std::exchange(task.handle_, nullptr);
+  std::coroutine_handle<detail::Promise<T>>::from_address(state->start.frame.address())
+      .promise()
+      .join_ = state;
+  state->start.run = [](ExecutorTask* start) {
+    static_cast<typename detail::JoinState<T>::Start*>(start)->frame.resume();
+  };
+  executor.schedule(state->start);
+  return JoinHandle<T>(state);
+}
+
+}  // namespace leanchan::async
+
+#endif  // LEANCHAN_ASYNC_TASK_H_
