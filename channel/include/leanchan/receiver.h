@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -69,6 +70,73 @@ class Receiver {
     wait_take(value, nullptr);
     return value;
   }
+
+  // Receiving in a for loop, as crossbeam's iter():
+  //
+  //   for (Event& event : rx) handle(event);   // or: for (Event& e : rx.iter())
+  //
+  // Each step is a recv(): it sleeps while the channel is empty, and the
+  // loop ends once the channel has ended (every sender and permit gone, or
+  // close(), and drained). The element is the iterator's until the next
+  // step: move it out to keep it. An input range (std::ranges::input_range);
+  // one loop at a time per receiver.
+  template <bool kBlocking>
+  class Iterator {
+   public:
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using iterator_concept = std::input_iterator_tag;
+
+    Iterator() = default;
+    T& operator*() const noexcept { return *current_; }
+    T* operator->() const noexcept { return &*current_; }
+    Iterator& operator++() noexcept {
+      if constexpr (kBlocking) {
+        current_ = receiver_->recv();
+      } else {
+        RecvResult<T> result = receiver_->try_recv();
+        if (result.ok()) {
+          current_.emplace(std::move(result).value());
+        } else {
+          current_.reset();
+        }
+      }
+      return *this;
+    }
+    void operator++(int) noexcept { ++*this; }
+    friend bool operator==(const Iterator& it, std::default_sentinel_t) noexcept {
+      return !it.current_.has_value();
+    }
+
+   private:
+    friend class Receiver;
+    explicit Iterator(Receiver& receiver) noexcept : receiver_(&receiver) { ++*this; }
+
+    Receiver* receiver_ = nullptr;
+    mutable std::optional<T> current_;
+  };
+
+  // The range iter() and try_iter() return.
+  template <bool kBlocking>
+  class Range {
+   public:
+    Iterator<kBlocking> begin() noexcept { return Iterator<kBlocking>(*receiver_); }
+    std::default_sentinel_t end() const noexcept { return {}; }
+
+   private:
+    friend class Receiver;
+    explicit Range(Receiver& receiver) noexcept : receiver_(&receiver) {}
+    Receiver* receiver_;
+  };
+
+  // for (T& v : rx): see iter().
+  Iterator<true> begin() noexcept { return Iterator<true>(*this); }
+  std::default_sentinel_t end() const noexcept { return {}; }
+  // The messages as they come, until the channel ends (each step a recv()).
+  Range<true> iter() noexcept { return Range<true>(*this); }
+  // The messages there now: each step a try_recv(), ending at the first
+  // kEmpty or kDisconnected (crossbeam's try_iter). Never sleeps.
+  Range<false> try_iter() noexcept { return Range<false>(*this); }
 
   // The next message if one is there: kEmpty if not, kDisconnected if the
   // channel has ended. Linearizable: it never reports kEmpty (or
