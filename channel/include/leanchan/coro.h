@@ -1,61 +1,64 @@
 // SPDX-License-Identifier: MIT
-// leanchan/coro.h: C++20 coroutine awaitables over a channel.
-//
-//   leanchan::ManualExecutor executor;                 // or your own Executor
-//   Task consumer(leanchan::Receiver<Event>& rx) {
-//     while (std::optional<Event> e = co_await rx.async_recv(executor)) handle(*e);
-//   }
-//   Task producer(leanchan::Sender<Event>& tx) {
-//     auto result = co_await tx.async_send(Event{...}, executor);  // waits for room
-//     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
-//   }
-//
-// `Task` is a coroutine type: leanchan::async::Task, with spawn() to run
-// one on an executor and a JoinHandle to wait for its result, is in
-// leanchan/async/task.h (target leanchan::async), with a complete program.
-//
-// A hand-written task type: a coroutine's by-value parameters (a Sender, a
-// Receiver) live until its frame is destroyed, not until its body ends. A
-// task whose final_suspend returns std::suspend_always keeps its frame, and
-// so its Sender, until its owner destroys it: the channel stays open, and a
-// receive loop waiting for its end waits for ever, silently. Free the frame
-// when the coroutine ends (final_suspend returning std::suspend_never, as
-// spawn()'s tasks do), or take handles by reference and drop them yourself.
-//
-// A coroutine that starts at once (initial_suspend returning
-// std::suspend_never) runs on the calling thread until it first suspends,
-// and async_recv does not suspend while messages are queued: a backlog is
-// then drained on the calling thread. spawn() starts it on the executor
-// instead.
-//
-// Suspending costs nothing on the heap: the awaitable (inside the coroutine
-// frame) holds a Notifier and an ExecutorTask. When the channel becomes
-// ready its notifier schedules the task on the executor, and the executor's
-// thread retries and resumes the coroutine. The channel never resumes a
-// coroutine inline, on a sender's or the receiver's thread.
-//
-// Cancellation: destroying a suspended coroutine destroys the awaitable,
-// which detaches its notifier (waiting out a callback in progress) and
-// withdraws a queued task: nothing touches the frame afterwards. A message
-// is never lost by this: async_recv only takes a message when it resumes,
-// and async_send keeps its value until it sends. A slot the channel had
-// handed to a destroyed async_send / async_reserve goes to the next
-// waiting sender. Where: on the executor's thread when it has one
-// (ManualExecutor, ThreadPoolExecutor(1)); on an executor of several
-// threads a task already taken by one of them may be about to resume the
-// coroutine, which cancel() cannot withdraw, so destroy suspended
-// coroutines there only once no run can be in progress
-// (ThreadPoolExecutor: after stop() and join()). Always before the
-// executor itself (leanchan/executor.h, "Lifetime").
-//
-// A coroutine may first suspend on any thread (for example started from
-// main); it is always resumed on its executor's thread.
-//
-// Thread-safety: an awaitable belongs to its coroutine; the executor must
-// run a coroutine's tasks one at a time. async_recv takes the Receiver's
-// notifier slot while suspended (one awaiting coroutine per receiver: a
-// second one, or one awaiting a receiver whose notifier the program set,
-// aborts with a message).
+/// @file
+/// leanchan/coro.h: C++20 coroutine awaitables over a channel.
+///
+/// @code
+///   leanchan::ManualExecutor executor;                 // or your own Executor
+///   Task consumer(leanchan::Receiver<Event>& rx) {
+///     while (std::optional<Event> e = co_await rx.async_recv(executor)) handle(*e);
+///   }
+///   Task producer(leanchan::Sender<Event>& tx) {
+///     auto result = co_await tx.async_send(Event{...}, executor);  // waits for room
+///     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
+///   }
+/// @endcode
+///
+/// `Task` is a coroutine type: leanchan::async::Task, with spawn() to run
+/// one on an executor and a JoinHandle to wait for its result, is in
+/// leanchan/async/task.h (target leanchan::async), with a complete program.
+///
+/// A hand-written task type: a coroutine's by-value parameters (a Sender, a
+/// Receiver) live until its frame is destroyed, not until its body ends. A
+/// task whose final_suspend returns std::suspend_always keeps its frame, and
+/// so its Sender, until its owner destroys it: the channel stays open, and a
+/// receive loop waiting for its end waits for ever, silently. Free the frame
+/// when the coroutine ends (final_suspend returning std::suspend_never, as
+/// spawn()'s tasks do), or take handles by reference and drop them yourself.
+///
+/// A coroutine that starts at once (initial_suspend returning
+/// std::suspend_never) runs on the calling thread until it first suspends,
+/// and async_recv does not suspend while messages are queued: a backlog is
+/// then drained on the calling thread. spawn() starts it on the executor
+/// instead.
+///
+/// Suspending costs nothing on the heap: the awaitable (inside the coroutine
+/// frame) holds a Notifier and an ExecutorTask. When the channel becomes
+/// ready its notifier schedules the task on the executor, and the executor's
+/// thread retries and resumes the coroutine. The channel never resumes a
+/// coroutine inline, on a sender's or the receiver's thread.
+///
+/// Cancellation: destroying a suspended coroutine destroys the awaitable,
+/// which detaches its notifier (waiting out a callback in progress) and
+/// withdraws a queued task: nothing touches the frame afterwards. A message
+/// is never lost by this: async_recv only takes a message when it resumes,
+/// and async_send keeps its value until it sends. A slot the channel had
+/// handed to a destroyed async_send / async_reserve goes to the next
+/// waiting sender. Where: on the executor's thread when it has one
+/// (ManualExecutor, ThreadPoolExecutor(1)); on an executor of several
+/// threads a task already taken by one of them may be about to resume the
+/// coroutine, which cancel() cannot withdraw, so destroy suspended
+/// coroutines there only once no run can be in progress
+/// (ThreadPoolExecutor: after stop() and join()). Always before the
+/// executor itself (leanchan/executor.h, "Lifetime").
+///
+/// A coroutine may first suspend on any thread (for example started from
+/// main); it is always resumed on its executor's thread.
+///
+/// Thread-safety: an awaitable belongs to its coroutine; the executor must
+/// run a coroutine's tasks one at a time. async_recv takes the Receiver's
+/// notifier slot while suspended (one awaiting coroutine per receiver: a
+/// second one, or one awaiting a receiver whose notifier the program set,
+/// aborts with a message).
 #ifndef LEANCHAN_CORO_H_
 #define LEANCHAN_CORO_H_
 
@@ -208,20 +211,27 @@ class ReceiveSideAwaitable : protected AwaitableBase<Derived> {
 
 }  // namespace internal
 
-// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
-// nullopt once the channel has ended (as recv()).
+/// co_await rx.async_recv(executor) -> std::optional<T>: the next message, or
+/// nullopt once the channel has ended (as recv()).
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] RecvAwaitable
     : private internal::ReceiveSideAwaitable<RecvAwaitable<T, BlockSize>, T, BlockSize> {
   using Base = internal::ReceiveSideAwaitable<RecvAwaitable<T, BlockSize>, T, BlockSize>;
   friend Base;
+  /// @cond
   friend internal::AwaitableBase<RecvAwaitable<T, BlockSize>>;
+  /// @endcond
 
  public:
+  /// Made by Receiver::async_recv; co_await it.
   RecvAwaitable(Receiver<T, BlockSize>& rx, Executor& executor) noexcept : Base(rx, executor) {}
 
+  /// True if a message, or the end, is there now: no suspension.
   bool await_ready() noexcept { return try_now(); }
+  /// Attaches and arms the receiver's notifier; false (no suspension) if
+  /// something came meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  /// The message, or nullopt once the channel has ended.
   std::optional<T> await_resume() noexcept {
     this->detach();
     return std::move(result_);
@@ -243,25 +253,33 @@ class [[nodiscard]] RecvAwaitable
   std::optional<T> result_;
 };
 
-// co_await rx.async_recv_many(out, limit, executor) -> std::size_t: as
-// recv_many (at least one message appended, 0 once the channel has ended).
-// The messages are taken in await_resume, on the coroutine's own stack, so a
-// std::bad_alloc from `out` propagates into the coroutine and loses nothing.
+/// co_await rx.async_recv_many(out, limit, executor) -> std::size_t: as
+/// recv_many (at least one message appended, 0 once the channel has ended).
+/// The messages are taken in await_resume, on the coroutine's own stack, so a
+/// std::bad_alloc from `out` propagates into the coroutine and loses nothing.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] RecvManyAwaitable
     : private internal::ReceiveSideAwaitable<RecvManyAwaitable<T, BlockSize>, T, BlockSize> {
   using Base = internal::ReceiveSideAwaitable<RecvManyAwaitable<T, BlockSize>, T, BlockSize>;
   friend Base;
+  /// @cond
   friend internal::AwaitableBase<RecvManyAwaitable<T, BlockSize>>;
+  /// @endcond
 
  public:
+  /// Made by Receiver::async_recv_many; co_await it.
   RecvManyAwaitable(Receiver<T, BlockSize>& rx, std::vector<T>& out, std::size_t limit,
                     Executor& executor) noexcept
       : Base(rx, executor), out_(&out), limit_(limit) {}
 
+  /// True if a message is published, or the channel has ended (or `limit` is 0):
+  /// no suspension.
   bool await_ready() noexcept { return try_now(); }
+  /// Attaches and arms the receiver's notifier; false (no suspension) if
+  /// something came meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
-  // Takes without sleeping: a message is published, or the channel ended.
+  /// Takes without sleeping: a message is published, or the channel ended.
+  /// Returns how many messages were appended to `out`, as recv_many.
   std::size_t await_resume() {
     this->detach();
     return this->rx_->recv_many(*out_, limit_);
@@ -310,25 +328,33 @@ class SendSideAwaitable : protected AwaitableBase<Derived> {
 
 }  // namespace internal
 
-// co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
-// or kNoMemory (its block could not be allocated) with the value handed
-// back. Waits (suspended, in FIFO order with every
-// other waiting sender) while the channel is full.
+/// co_await tx.async_send(value, executor) -> SendResult<T>: kOk, or kClosed
+/// or kNoMemory (its block could not be allocated) with the value handed
+/// back. Waits (suspended, in FIFO order with every
+/// other waiting sender) while the channel is full.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] SendAwaitable
     : private internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize> {
   using Base = internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize>;
   friend Base;
+  /// @cond
   friend internal::AwaitableBase<SendAwaitable<T, BlockSize>>;
+  /// @endcond
 
  public:
+  /// Made by Sender::async_send; holds `value` until it is sent or handed back.
   SendAwaitable(Sender<T, BlockSize>& tx, T value, Executor& executor) noexcept
       : Base(tx, executor) {
     value_.emplace(std::move(value));
   }
 
+  /// True if the send is done now (sent, or failed with the value handed back):
+  /// no suspension.
   bool await_ready() noexcept { return try_now(); }
+  /// Queues a send notifier in the channel's FIFO waiter queue; false (no
+  /// suspension) if the send is done meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  /// kOk, or kClosed or kNoMemory with the value handed back.
   SendResult<T> await_resume() noexcept {
     this->detach();
     return std::move(*result_);
@@ -351,21 +377,29 @@ class [[nodiscard]] SendAwaitable
   std::optional<SendResult<T>> result_;
 };
 
-// co_await tx.async_reserve(executor) -> Permit<T, BlockSize>: one slot, or
-// an empty permit with status() kClosed or kNoMemory (test it before
-// sending: Permit::send on an empty permit aborts). Waits as async_send.
+/// co_await tx.async_reserve(executor) -> Permit<T, BlockSize>: one slot, or
+/// an empty permit with status() kClosed or kNoMemory (test it before
+/// sending: Permit::send on an empty permit aborts). Waits as async_send.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] ReserveAwaitable
     : private internal::SendSideAwaitable<ReserveAwaitable<T, BlockSize>, T, BlockSize> {
   using Base = internal::SendSideAwaitable<ReserveAwaitable<T, BlockSize>, T, BlockSize>;
   friend Base;
+  /// @cond
   friend internal::AwaitableBase<ReserveAwaitable<T, BlockSize>>;
+  /// @endcond
 
  public:
+  /// Made by Sender::async_reserve; co_await it.
   ReserveAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept : Base(tx, executor) {}
 
+  /// True if the reservation is done now (a slot, or why there is none): no
+  /// suspension.
   bool await_ready() noexcept { return try_now(); }
+  /// Queues a send notifier in the channel's FIFO waiter queue; false (no
+  /// suspension) if the reservation is done meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  /// The permit: one slot, or empty with status() kClosed or kNoMemory.
   Permit<T, BlockSize> await_resume() noexcept {
     this->detach();
     return std::move(*result_);
@@ -382,8 +416,8 @@ class [[nodiscard]] ReserveAwaitable
   std::optional<Permit<T, BlockSize>> result_;
 };
 
-// co_await tx.async_closed(executor): resumes once the channel is closed
-// (the receiver called close() or was destroyed), as Sender::closed().
+/// co_await tx.async_closed(executor): resumes once the channel is closed
+/// (the receiver called close() or was destroyed), as Sender::closed().
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] ClosedAwaitable
     : private internal::AwaitableBase<ClosedAwaitable<T, BlockSize>> {
@@ -391,15 +425,21 @@ class [[nodiscard]] ClosedAwaitable
   friend Base;
 
  public:
+  /// Made by Sender::async_closed; co_await it.
   ClosedAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept
       : Base(executor), tx_(&tx) {
     watch_.node.callback = &Base::on_ready;
     watch_.node.context = static_cast<Base*>(this);
   }
+  /// Stops watching the channel (waiting out a callback in progress).
   ~ClosedAwaitable() { detach(); }
 
+  /// True if the channel is closed already: no suspension.
   bool await_ready() noexcept { return try_now(); }
+  /// Watches the channel for its close; false (no suspension) if it closed
+  /// meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
+  /// Returns once the channel is closed; nothing to return.
   void await_resume() noexcept { detach(); }
 
  private:

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// leanchan/export.h: LEANCHAN_API marks what the compiled library exports.
-//
-// The library is built with -fvisibility=hidden (static and shared alike),
-// so only what is marked here is visible outside libleanchan.so: the
-// public classes with out-of-line members, and the internal functions and
-// classes the inline templates call (the control block's algorithm, the
-// futex wrapper). Everything else stays private to the library, so the
-// ABI is what these names are (docs/abi.md).
+/// @file
+/// leanchan/export.h: LEANCHAN_API marks what the compiled library exports.
+///
+/// The library is built with -fvisibility=hidden (static and shared alike),
+/// so only what is marked here is visible outside libleanchan.so: the
+/// public classes with out-of-line members, and the internal functions and
+/// classes the inline templates call (the control block's algorithm, the
+/// futex wrapper). Everything else stays private to the library, so the
+/// ABI is what these names are (docs/abi.md).
 #ifndef LEANCHAN_EXPORT_H_
 #define LEANCHAN_EXPORT_H_
 
@@ -17,6 +18,8 @@
 #error "leanchan needs C++20 or later (-std=c++20 or newer)"
 #endif
 
+/// @def LEANCHAN_API
+/// Marks a class or function the compiled library exports (default visibility).
 #if defined(__GNUC__) || defined(__clang__)
 #define LEANCHAN_API __attribute__((visibility("default")))
 #else

@@ -1,68 +1,72 @@
 // SPDX-License-Identifier: MIT
-// leanchan/notifier.h: readiness callbacks, so that one thread can serve many
-// channels (an event loop) instead of blocking a thread on each.
-//
-//   leanchan::Notifier notifier(&on_ready, &my_service);  // owned by you
-//   rx.set_notifier(notifier);
-//   for (;;) {                       // in the event loop, when told "ready":
-//     auto r = rx.poll_recv();
-//     if (r.ok()) { handle(std::move(r).value()); continue; }
-//     if (r.status() == leanchan::PollStatus::kDisconnected) {
-//       rx.clear_notifier();         // ended (and drained): stop serving it
-//       break;
-//     }
-//     if (!rx.arm_notifier()) break; // armed: on_ready(&my_service) comes later
-//   }                                // (true: a message, or the end, came meanwhile)
-//
-// arm_notifier() returns true once the channel has ended, every time, so a
-// loop must stop on poll_recv()'s kDisconnected, or it spins.
-//
-// A Notifier is a function pointer and its argument, plus the links the
-// channel needs: 40 bytes, never allocated by the channel. Arming and firing
-// allocate nothing and take no lock on the receive side; a send notifier is
-// queued in the channel's waiter queue under its small lock.
-//
-// Contract:
-// - One-shot: an armed notifier is called at most once, then must be armed
-//   again. Calls may be spurious (nothing left to take); none is lost: if
-//   arming returns false, the callback will run after the next message is
-//   published, the last sender or permit goes, or (send side) a slot frees
-//   or the channel closes.
-// - The callback runs on the thread that caused it (a sender, or the
-//   receiver for send notifiers; for a send notifier still queued when the
-//   channel closes, the thread that closes it: the receiver's close() or
-//   drop, or the drop of the last Sender or Permit), outside every channel
-//   lock. It must be short and must not call back into this channel's
-//   notifier functions.
-// - A notifier must stay alive while attached or armed. clear_notifier()
-//   and cancel_notify() return only once its callback is not running.
-// - One use at a time: attached to one receiver, or queued on one sender.
-//   set_notifier with a notifier still attached to another receiver, or
-//   queued, aborts with a message (it would join the two channels' waiter
-//   queues).
-// - Send notifiers wait in the channel's FIFO queue with blocked senders and
-//   coroutines. When one fires because a slot freed, that slot is handed to
-//   it: nobody else can take it (a plain try_send or send does not use it).
-//   Redeem it with Sender::try_send(value, notifier) or
-//   try_reserve(notifier), or give it back with cancel_notify(notifier),
-//   which passes it to the next waiter. Like a Permit, an unredeemed slot
-//   keeps the channel from ending for the receiver; unlike a Permit it is
-//   not returned on destruction (a notifier does not know its channel):
-//   destroying a notifier that is queued or holds a slot is a bug
-//   (it aborts with a message, in every build). Redeem or cancel_notify before dropping
-//   the last Sender. If the last Sender (and Permit) goes anyway, the
-//   slots still handed to notifiers go back, so that the receiver sees
-//   the end; but such a notifier still shows its slot, and is good for
-//   nothing more: armed or redeemed on another channel it would use a
-//   slot it was never handed there, and its destruction reports the
-//   misuse.
-// - A send notifier may go away as soon as the try_send(value, notifier)
-//   or try_reserve(notifier) that redeemed its slot returns: if its
-//   callback is still returning on the thread that fired it, the redeem
-//   waits for it (briefly: callbacks are short). Never redeem from inside
-//   the notifier's own callback. A notifier that was armed and not
-//   redeemed is withdrawn with cancel_notify() (which returns once its
-//   callback is not running) before it goes away.
+/// @file
+/// leanchan/notifier.h: readiness callbacks, so that one thread can serve many
+/// channels (an event loop) instead of blocking a thread on each.
+///
+/// @code
+///   leanchan::Notifier notifier(&on_ready, &my_service);  // owned by you
+///   rx.set_notifier(notifier);
+///   for (;;) {                       // in the event loop, when told "ready":
+///     auto r = rx.poll_recv();
+///     if (r.ok()) { handle(std::move(r).value()); continue; }
+///     if (r.status() == leanchan::PollStatus::kDisconnected) {
+///       rx.clear_notifier();         // ended (and drained): stop serving it
+///       break;
+///     }
+///     if (!rx.arm_notifier()) break; // armed: on_ready(&my_service) comes later
+///   }                                // (true: a message, or the end, came meanwhile)
+/// @endcode
+///
+/// arm_notifier() returns true once the channel has ended, every time, so a
+/// loop must stop on poll_recv()'s kDisconnected, or it spins.
+///
+/// A Notifier is a function pointer and its argument, plus the links the
+/// channel needs: 40 bytes, never allocated by the channel. Arming and firing
+/// allocate nothing and take no lock on the receive side; a send notifier is
+/// queued in the channel's waiter queue under its small lock.
+///
+/// Contract:
+/// - One-shot: an armed notifier is called at most once, then must be armed
+///   again. Calls may be spurious (nothing left to take); none is lost: if
+///   arming returns false, the callback will run after the next message is
+///   published, the last sender or permit goes, or (send side) a slot frees
+///   or the channel closes.
+/// - The callback runs on the thread that caused it (a sender, or the
+///   receiver for send notifiers; for a send notifier still queued when the
+///   channel closes, the thread that closes it: the receiver's close() or
+///   drop, or the drop of the last Sender or Permit), outside every channel
+///   lock. It must be short and must not call back into this channel's
+///   notifier functions.
+/// - A notifier must stay alive while attached or armed. clear_notifier()
+///   and cancel_notify() return only once its callback is not running.
+/// - One use at a time: attached to one receiver, or queued on one sender.
+///   set_notifier with a notifier still attached to another receiver, or
+///   queued, aborts with a message (it would join the two channels' waiter
+///   queues).
+/// - Send notifiers wait in the channel's FIFO queue with blocked senders and
+///   coroutines. When one fires because a slot freed, that slot is handed to
+///   it: nobody else can take it (a plain try_send or send does not use it).
+///   Redeem it with Sender::try_send(value, notifier) or
+///   try_reserve(notifier), or give it back with cancel_notify(notifier),
+///   which passes it to the next waiter. Like a Permit, an unredeemed slot
+///   keeps the channel from ending for the receiver; unlike a Permit it is
+///   not returned on destruction (a notifier does not know its channel):
+///   destroying a notifier that is queued or holds a slot is a bug
+///   (it aborts with a message, in every build). Redeem or cancel_notify
+///   before dropping
+///   the last Sender. If the last Sender (and Permit) goes anyway, the
+///   slots still handed to notifiers go back, so that the receiver sees
+///   the end; but such a notifier still shows its slot, and is good for
+///   nothing more: armed or redeemed on another channel it would use a
+///   slot it was never handed there, and its destruction reports the
+///   misuse.
+/// - A send notifier may go away as soon as the try_send(value, notifier)
+///   or try_reserve(notifier) that redeemed its slot returns: if its
+///   callback is still returning on the thread that fired it, the redeem
+///   waits for it (briefly: callbacks are short). Never redeem from inside
+///   the notifier's own callback. A notifier that was armed and not
+///   redeemed is withdrawn with cancel_notify() (which returns once its
+///   callback is not running) before it goes away.
 #ifndef LEANCHAN_NOTIFIER_H_
 #define LEANCHAN_NOTIFIER_H_
 
@@ -74,23 +78,27 @@
 
 namespace leanchan {
 
+/// A readiness callback: a function pointer and its argument, plus the links the
+/// channel needs (40 bytes), owned by the caller. The contract: leanchan/notifier.h.
 class Notifier {
  public:
+  /// What a notifier calls, with the context given to its constructor.
   using Callback = void (*)(void* context);
 
+  /// A notifier that calls `callback(context)`; neither attached nor armed.
   Notifier(Callback callback, void* context) noexcept {
     node_.callback = callback;
     node_.context = context;
   }
   Notifier(const Notifier&) = delete;
   Notifier& operator=(const Notifier&) = delete;
-  // A notifier still attached to a receiver, queued, or holding a slot
-  // would be called, or unlinked, after its end, or keep its slot in use:
-  // that is a misuse, and the destructor prints which and aborts, in every
-  // build (two relaxed loads and a branch; the caller owns the notifier, so
-  // nothing races with them in a correct program). Declare it before the
-  // Receiver it is attached to, so that the receiver, destroyed first,
-  // detaches it; or clear_notifier / cancel_notify first.
+  /// A notifier still attached to a receiver, queued, or holding a slot
+  /// would be called, or unlinked, after its end, or keep its slot in use:
+  /// that is a misuse, and the destructor prints which and aborts, in every
+  /// build (two relaxed loads and a branch; the caller owns the notifier, so
+  /// nothing races with them in a correct program). Declare it before the
+  /// Receiver it is attached to, so that the receiver, destroyed first,
+  /// detaches it; or clear_notifier / cancel_notify first.
   ~Notifier() {
     if (node_.state.load(std::memory_order_relaxed) != internal::WaitNode::kIdle) [[unlikely]] {
       internal::contract_violation(

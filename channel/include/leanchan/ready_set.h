@@ -1,45 +1,48 @@
 // SPDX-License-Identifier: MIT
-// leanchan/ready_set.h: one file descriptor (an eventfd on Linux, a pipe on
-// other POSIX systems) for many channels, so a poll/epoll/kqueue loop
-// serves thousands of receivers from one thread.
-//
-//   leanchan::ReadySet ready;                       // one eventfd
-//   struct Service {
-//     leanchan::ReadyEntry entry;                   // first: it outlives rx, which
-//     leanchan::Receiver<Event> rx;                 // detaches it when destroyed
-//     bool ended = false;
-//   };
-//   service.entry.watch(service.rx);                // attaches the entry's notifier
-//   epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in_event);
-//   for (;;) {
-//     epoll_wait(epoll, ...);
-//     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
-//       auto* service = static_cast<Service*>(entry.user());
-//       do {
-//         for (;;) {
-//           auto r = service->rx.poll_recv();
-//           if (r.ok()) { handle(std::move(r).value()); continue; }
-//           if (r.status() == leanchan::PollStatus::kDisconnected) service->ended = true;
-//           break;
-//         }
-//       } while (!service->ended && service->rx.arm_notifier());  // re-arm; true = look again
-//       if (service->ended) delete service;        // (arm_notifier is true for good once ended)
-//     });                                           // rx detaches, then the entry leaves the set
-//   }
-//
-// A ReadyEntry is 72 bytes, owned by the caller (typically inside its
-// per-channel state); attaching, firing and draining allocate nothing. The
-// eventfd is written only when the ready queue goes from empty to non-empty,
-// so a burst across many channels costs one write and one read.
-//
-// Thread-safety: entries fire from any thread; drain() and fd() belong to
-// the loop's thread. An entry must outlive its attachment: destroy it after
-// its receiver (declare it first, as above) or after clear_notifier(). On
-// the loop's thread it may then be destroyed at any time, inside a visit
-// too: it leaves the set's queue. On another thread it may be destroyed
-// only while !queued(), which is true from a fire until the end of the
-// visit that follows (see ReadyEntry::queued). The set must outlive
-// every entry made on it (~ReadySet aborts with a message otherwise).
+/// @file
+/// leanchan/ready_set.h: one file descriptor (an eventfd on Linux, a pipe on
+/// other POSIX systems) for many channels, so a poll/epoll/kqueue loop
+/// serves thousands of receivers from one thread.
+///
+/// @code
+///   leanchan::ReadySet ready;                       // one eventfd
+///   struct Service {
+///     leanchan::ReadyEntry entry;                   // first: it outlives rx, which
+///     leanchan::Receiver<Event> rx;                 // detaches it when destroyed
+///     bool ended = false;
+///   };
+///   service.entry.watch(service.rx);                // attaches the entry's notifier
+///   epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in_event);
+///   for (;;) {
+///     epoll_wait(epoll, ...);
+///     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
+///       auto* service = static_cast<Service*>(entry.user());
+///       do {
+///         for (;;) {
+///           auto r = service->rx.poll_recv();
+///           if (r.ok()) { handle(std::move(r).value()); continue; }
+///           if (r.status() == leanchan::PollStatus::kDisconnected) service->ended = true;
+///           break;
+///         }
+///       } while (!service->ended && service->rx.arm_notifier());  // re-arm; true = look again
+///       if (service->ended) delete service;        // (arm_notifier is true for good once ended)
+///     });                                           // rx detaches, then the entry leaves the set
+///   }
+/// @endcode
+///
+/// A ReadyEntry is 72 bytes, owned by the caller (typically inside its
+/// per-channel state); attaching, firing and draining allocate nothing. The
+/// eventfd is written only when the ready queue goes from empty to non-empty,
+/// so a burst across many channels costs one write and one read.
+///
+/// Thread-safety: entries fire from any thread; drain() and fd() belong to
+/// the loop's thread. An entry must outlive its attachment: destroy it after
+/// its receiver (declare it first, as above) or after clear_notifier(). On
+/// the loop's thread it may then be destroyed at any time, inside a visit
+/// too: it leaves the set's queue. On another thread it may be destroyed
+/// only while !queued(), which is true from a fire until the end of the
+/// visit that follows (see ReadyEntry::queued). The set must outlive
+/// every entry made on it (~ReadySet aborts with a message otherwise).
 #ifndef LEANCHAN_READY_SET_H_
 #define LEANCHAN_READY_SET_H_
 
@@ -57,21 +60,23 @@ namespace leanchan {
 
 class ReadySet;
 
+/// One readiness source's place in a ReadySet: a Notifier that queues the entry
+/// in its set when it fires. 72 bytes, owned by the caller (leanchan/ready_set.h).
 class LEANCHAN_API ReadyEntry {
  public:
-  // `user` is handed back by user() in drain().
+  /// `user` is handed back by user() in drain().
   ReadyEntry(ReadySet& set, void* user) noexcept;
   ReadyEntry(const ReadyEntry&) = delete;
   ReadyEntry& operator=(const ReadyEntry&) = delete;
-  // Takes the entry out of its set's queue and out of a drain running on
-  // this thread. Requires that nothing fires it any more (its receiver
-  // cleared the notifier or is gone), and, while queued(), the loop's
-  // thread. The set's fd may then wake the loop with nothing to visit.
+  /// Takes the entry out of its set's queue and out of a drain running on
+  /// this thread. Requires that nothing fires it any more (its receiver
+  /// cleared the notifier or is gone), and, while queued(), the loop's
+  /// thread. The set's fd may then wake the loop with nothing to visit.
   ~ReadyEntry();
 
-  // Attaches this entry's notifier to `rx` and arms it. Returns true if `rx`
-  // has something right now (the entry is then queued too, so the loop
-  // drains it).
+  /// Attaches this entry's notifier to `rx` and arms it. Returns true if `rx`
+  /// has something right now (the entry is then queued too, so the loop
+  /// drains it).
   template <class T, std::size_t B>
   bool watch(Receiver<T, B>& rx) noexcept {
     rx.set_notifier(notifier_);
@@ -81,20 +86,22 @@ class LEANCHAN_API ReadyEntry {
     }
     return false;
   }
+  /// The `user` pointer given to the constructor.
   void* user() const noexcept { return user_; }
+  /// The entry's notifier (watch() attaches it): when it fires, the entry is queued.
   Notifier& notifier() noexcept { return notifier_; }
-  // Whether the set still holds the entry: it is in the set's queue (it
-  // fired since its last visit began) or a drain is visiting it. Only a
-  // thread other than the loop's needs it: there an entry may be destroyed
-  // only when this is false, and after its receiver's clear_notifier()
-  // nothing fires it any more, so false then stays false. acquire: reads
-  // a fire's RMW whole, and the end of the last visit (drain's RMW,
-  // acq_rel), so that the visit's accesses happen before the destruction;
-  // what makes the answer final is clear_notifier(), which returns only
-  // once no callback runs.
+  /// Whether the set still holds the entry: it is in the set's queue (it
+  /// fired since its last visit began) or a drain is visiting it. Only a
+  /// thread other than the loop's needs it: there an entry may be destroyed
+  /// only when this is false, and after its receiver's clear_notifier()
+  /// nothing fires it any more, so false then stays false. acquire: reads
+  /// a fire's RMW whole, and the end of the last visit (drain's RMW,
+  /// acq_rel), so that the visit's accesses happen before the destruction;
+  /// what makes the answer final is clear_notifier(), which returns only
+  /// once no callback runs.
   bool queued() const noexcept { return state_.load(std::memory_order_acquire) != 0; }
-  // The entry's callback, for readiness sources other than a leanchan
-  // Receiver: call it with the entry's address to queue the entry.
+  /// The entry's callback, for readiness sources other than a leanchan
+  /// Receiver: call it with the entry's address to queue the entry.
   static void on_ready(void* entry) noexcept { fire(entry); }
 
  private:
@@ -114,26 +121,28 @@ class LEANCHAN_API ReadyEntry {
   void* user_;
 };
 
+/// One file descriptor for many channels: the ReadyEntry objects that fired wait
+/// in its queue, and the fd is readable, until drain() visits them.
 class LEANCHAN_API ReadySet {
  public:
-  // Creates the eventfd; throws std::system_error if it cannot.
+  /// Creates the eventfd; throws std::system_error if it cannot.
   ReadySet();
-  // Aborts with a message if an entry made on the set is still alive: it
-  // would fire into, or unlink itself from, a destroyed set.
+  /// Aborts with a message if an entry made on the set is still alive: it
+  /// would fire into, or unlink itself from, a destroyed set.
   ~ReadySet();
   ReadySet(const ReadySet&) = delete;
   ReadySet& operator=(const ReadySet&) = delete;
 
-  // Readable (EPOLLIN / POLLIN) while entries are queued.
+  /// Readable (EPOLLIN / POLLIN) while entries are queued.
   int fd() const noexcept { return fd_; }
 
-  // Takes every queued entry, oldest first, and calls visit(entry) for each.
-  // An entry that fires again during its own visit is queued again when
-  // that visit returns (behind entries that fired meanwhile), so the next
-  // drain visits it; a drain nested in that visit does not see it. Returns
-  // how many were visited. Never blocks. If visit throws, the entry it was
-  // visiting and those not visited yet are queued again (the fd made
-  // readable) before the exception goes on: the next drain visits them.
+  /// Takes every queued entry, oldest first, and calls visit(entry) for each.
+  /// An entry that fires again during its own visit is queued again when
+  /// that visit returns (behind entries that fired meanwhile), so the next
+  /// drain visits it; a drain nested in that visit does not see it. Returns
+  /// how many were visited. Never blocks. If visit throws, the entry it was
+  /// visiting and those not visited yet are queued again (the fd made
+  /// readable) before the exception goes on: the next drain visits them.
   template <class Visit>
   std::size_t drain(Visit&& visit) {
     DrainScope scope(this, take_all());

@@ -1,22 +1,25 @@
 // SPDX-License-Identifier: MIT
-// leanchan/receiver.h: the consuming handle of a channel.
-//
-//   auto [tx, rx] = leanchan::channel<Event>(64);
-//   while (std::optional<Event> e = rx.recv()) handle(*e);   // until closed + drained
-//
-// Thread-safety: one consumer. A Receiver is move-only and must be used from
-// one thread at a time; it may be moved between threads.
-//
-// Memory ordering: a message's return happens after everything its sender
-// did before sending it.
-//
-// Ending: recv() returns nullopt (try_recv kDisconnected) once nothing is
-// queued and nothing can arrive: every Sender and Permit is gone, or close()
-// was called and every outstanding Permit has been used or dropped.
-//
-// Destroying the Receiver closes the channel and destroys every queued
-// message; messages still sent through outstanding permits are destroyed
-// when the last handle goes.
+/// @file
+/// leanchan/receiver.h: the consuming handle of a channel.
+///
+/// @code
+///   auto [tx, rx] = leanchan::channel<Event>(64);
+///   while (std::optional<Event> e = rx.recv()) handle(*e);   // until closed + drained
+/// @endcode
+///
+/// Thread-safety: one consumer. A Receiver is move-only and must be used from
+/// one thread at a time; it may be moved between threads.
+///
+/// Memory ordering: a message's return happens after everything its sender
+/// did before sending it.
+///
+/// Ending: recv() returns nullopt (try_recv kDisconnected) once nothing is
+/// queued and nothing can arrive: every Sender and Permit is gone, or close()
+/// was called and every outstanding Permit has been used or dropped.
+///
+/// Destroying the Receiver closes the channel and destroys every queued
+/// message; messages still sent through outstanding permits are destroyed
+/// when the last handle goes.
 #ifndef LEANCHAN_RECEIVER_H_
 #define LEANCHAN_RECEIVER_H_
 
@@ -39,15 +42,19 @@
 
 namespace leanchan {
 
+/// The consuming handle: one per channel, move-only. Ending, destruction and
+/// thread-safety: see leanchan/receiver.h.
 template <class T, std::size_t BlockSize>
 class Receiver {
   using Ops = internal::ChannelOps<T, BlockSize>;
 
  public:
+  /// Takes over `other`'s handle; `other` is left empty.
   Receiver(Receiver&& other) noexcept
       : state_(std::exchange(other.state_, nullptr)),
         cursor_(other.cursor_),
         has_notifier_(std::exchange(other.has_notifier_, false)) {}
+  /// Drops the handle this held (as the destructor does), then takes over `other`'s.
   Receiver& operator=(Receiver&& other) noexcept {
     if (this != &other) {
       reset();
@@ -59,37 +66,44 @@ class Receiver {
   }
   Receiver(const Receiver&) = delete;
   Receiver& operator=(const Receiver&) = delete;
+  /// Closes the channel and destroys every queued message (see leanchan/receiver.h).
   ~Receiver() { reset(); }
 
-  // The next message, sleeping until one arrives; nullopt once the channel
-  // has ended (see the file comment). Gives the message's slot back to the
-  // senders, waking one that sleeps. Takes the list lock once per BlockSize
-  // messages (when a block is finished); never allocates.
+  /// The next message, sleeping until one arrives; nullopt once the channel
+  /// has ended (see the file comment). Gives the message's slot back to the
+  /// senders, waking one that sleeps. Takes the list lock once per BlockSize
+  /// messages (when a block is finished); never allocates.
   std::optional<T> recv() noexcept {
     std::optional<T> value;
     wait_take(value, nullptr);
     return value;
   }
 
-  // Receiving in a for loop, as crossbeam's iter():
-  //
-  //   for (Event& event : rx) handle(event);   // or: for (Event& e : rx.iter())
-  //
-  // Each step is a recv(): it sleeps while the channel is empty, and the
-  // loop ends once the channel has ended (every sender and permit gone, or
-  // close(), and drained). The element is the iterator's until the next
-  // step: move it out to keep it. An input range (std::ranges::input_range);
-  // one loop at a time per receiver.
+  /// Receiving in a for loop, as crossbeam's iter():
+  ///
+  /// @code
+  ///   for (Event& event : rx) handle(event);   // or: for (Event& e : rx.iter())
+  /// @endcode
+  ///
+  /// Each step is a recv(): it sleeps while the channel is empty, and the
+  /// loop ends once the channel has ended (every sender and permit gone, or
+  /// close(), and drained). The element is the iterator's until the next
+  /// step: move it out to keep it. An input range (std::ranges::input_range);
+  /// one loop at a time per receiver.
   template <bool kBlocking>
   class Iterator {
    public:
-    using value_type = T;
-    using difference_type = std::ptrdiff_t;
-    using iterator_concept = std::input_iterator_tag;
+    using value_type = T;                              ///< the message type
+    using difference_type = std::ptrdiff_t;            ///< as input iterators have
+    using iterator_concept = std::input_iterator_tag;  ///< single pass
 
+    /// An iterator at the end (as the sentinel).
     Iterator() = default;
+    /// The message of this step.
     T& operator*() const noexcept { return *current_; }
+    /// The message of this step.
     T* operator->() const noexcept { return &*current_; }
+    /// Takes the next message: recv() (blocking) or try_recv() (try_iter).
     Iterator& operator++() noexcept {
       if constexpr (kBlocking) {
         current_ = receiver_->recv();
@@ -103,7 +117,9 @@ class Receiver {
       }
       return *this;
     }
+    /// As ++it.
     void operator++(int) noexcept { ++*this; }
+    /// True once a step found no message (the end of the loop).
     friend bool operator==(const Iterator& it, std::default_sentinel_t) noexcept {
       return !it.current_.has_value();
     }
@@ -116,11 +132,13 @@ class Receiver {
     mutable std::optional<T> current_;
   };
 
-  // The range iter() and try_iter() return.
+  /// The range iter() and try_iter() return.
   template <bool kBlocking>
   class Range {
    public:
+    /// Takes the first message (the loop's first step).
     Iterator<kBlocking> begin() noexcept { return Iterator<kBlocking>(*receiver_); }
+    /// The end: compares equal to an iterator whose step found nothing.
     std::default_sentinel_t end() const noexcept { return {}; }
 
    private:
@@ -129,25 +147,26 @@ class Receiver {
     Receiver* receiver_;
   };
 
-  // for (T& v : rx): see iter().
+  /// for (T& v : rx): see iter().
   Iterator<true> begin() noexcept { return Iterator<true>(*this); }
+  /// The end of for (T& v : rx).
   std::default_sentinel_t end() const noexcept { return {}; }
-  // The messages as they come, until the channel ends (each step a recv()).
+  /// The messages as they come, until the channel ends (each step a recv()).
   Range<true> iter() noexcept { return Range<true>(*this); }
-  // The messages there now: each step a try_recv(), ending at the first
-  // kEmpty or kDisconnected (crossbeam's try_iter). Never sleeps.
+  /// The messages there now: each step a try_recv(), ending at the first
+  /// kEmpty or kDisconnected (crossbeam's try_iter). Never sleeps.
   Range<false> try_iter() noexcept { return Range<false>(*this); }
 
-  // The next message if one is there: kEmpty if not, kDisconnected if the
-  // channel has ended. Linearizable: it never reports kEmpty (or
-  // kDisconnected) while a send that completed before the call is queued.
-  // A send still being written (its position claimed, its value not yet
-  // published) does not count as there; but when a later send has been
-  // claimed behind it (and may have completed), try_recv waits for the
-  // earlier one to be published: briefly by watching, then asleep until its
-  // sender publishes; or, while a receive notifier is armed or firing (for
-  // example inside its callback), by yielding, leaving the notifier as it
-  // is. It never waits otherwise.
+  /// The next message if one is there: kEmpty if not, kDisconnected if the
+  /// channel has ended. Linearizable: it never reports kEmpty (or
+  /// kDisconnected) while a send that completed before the call is queued.
+  /// A send still being written (its position claimed, its value not yet
+  /// published) does not count as there; but when a later send has been
+  /// claimed behind it (and may have completed), try_recv waits for the
+  /// earlier one to be published: briefly by watching, then asleep until its
+  /// sender publishes; or, while a receive notifier is armed or firing (for
+  /// example inside its callback), by yielding, leaving the notifier as it
+  /// is. It never waits otherwise.
   RecvResult<T> try_recv() noexcept {
     std::optional<T> value;
     switch (take_without_waiting(value)) {
@@ -173,15 +192,15 @@ class Receiver {
     return RecvResult<T>::success(std::move(*value));
   }
 
-  // As try_recv(), but never waits: where try_recv would wait for an
-  // earlier sender to publish (its position claimed, its value still being
-  // written, and a later send claimed behind it), this returns kBusy at
-  // once. For a thread that serves many channels (an event loop, a
-  // coroutine executor): one slow producer must not hold it. On kEmpty or
-  // kBusy, arm the notifier (arm_notifier): it fires when that sender
-  // publishes. kBusy is not linearizable the way try_recv's kEmpty is: a
-  // later send may already have completed. Allocates nothing; takes the
-  // list lock only as try_recv does.
+  /// As try_recv(), but never waits: where try_recv would wait for an
+  /// earlier sender to publish (its position claimed, its value still being
+  /// written, and a later send claimed behind it), this returns kBusy at
+  /// once. For a thread that serves many channels (an event loop, a
+  /// coroutine executor): one slow producer must not hold it. On kEmpty or
+  /// kBusy, arm the notifier (arm_notifier): it fires when that sender
+  /// publishes. kBusy is not linearizable the way try_recv's kEmpty is: a
+  /// later send may already have completed. Allocates nothing; takes the
+  /// list lock only as try_recv does.
   PollResult<T> poll_recv() noexcept {
     std::optional<T> value;
     const PollStatus status = take_without_waiting(value);
@@ -189,26 +208,26 @@ class Receiver {
     return PollResult<T>::failure(status);
   }
 
-  // As recv(), but gives up with kTimedOut once `timeout` has passed. A
-  // timeout too long for the clock (nanoseconds::max(), hours::max())
-  // waits forever.
+  /// As recv(), but gives up with kTimedOut once `timeout` has passed. A
+  /// timeout too long for the clock (nanoseconds::max(), hours::max())
+  /// waits forever.
   template <class Rep, class Period>
   RecvResult<T> recv_for(const std::chrono::duration<Rep, Period>& timeout) noexcept {
     return recv_at(internal::deadline_after(timeout));
   }
-  // As recv(), but gives up with kTimedOut at `deadline` (any clock;
-  // time_point::max() waits forever).
+  /// As recv(), but gives up with kTimedOut at `deadline` (any clock;
+  /// time_point::max() waits forever).
   template <class Clock, class Duration>
   RecvResult<T> recv_until(const std::chrono::time_point<Clock, Duration>& deadline) noexcept {
     return recv_at(internal::to_steady_deadline(deadline));
   }
 
-  // Sleeps until at least one message is there, then appends up to `limit`
-  // messages to `out` in one call. Returns how many were appended: 0 only if
-  // `limit` is 0 or the channel has ended. Room is made in `out` before a
-  // message is taken, so if `out` cannot grow (std::bad_alloc from its
-  // allocator) the exception propagates and no message is lost: those
-  // appended stay in `out`, the rest stay queued.
+  /// Sleeps until at least one message is there, then appends up to `limit`
+  /// messages to `out` in one call. Returns how many were appended: 0 only if
+  /// `limit` is 0 or the channel has ended. Room is made in `out` before a
+  /// message is taken, so if `out` cannot grow (std::bad_alloc from its
+  /// allocator) the exception propagates and no message is lost: those
+  /// appended stay in `out`, the rest stay queued.
   std::size_t recv_many(std::vector<T>& out, std::size_t limit) {
     if (limit == 0) return 0;
     if (out.size() == out.capacity()) grow(out, limit);
@@ -232,38 +251,38 @@ class Receiver {
     return count;
   }
 
-  // Refuses every later send and reservation (they fail with kClosed and
-  // wake up if sleeping); queued messages and outstanding permits stay
-  // deliverable. Idempotent.
+  /// Refuses every later send and reservation (they fail with kClosed and
+  /// wake up if sleeping); queued messages and outstanding permits stay
+  /// deliverable. Idempotent.
   void close() noexcept { state()->close(); }
 
   // ---- Readiness (leanchan/notifier.h) --------------------------------------
-  // Attaches `notifier` (replacing any other). It must outlive the
-  // attachment; the receiver's destruction detaches it.
+  /// Attaches `notifier` (replacing any other). It must outlive the
+  /// attachment; the receiver's destruction detaches it.
   void set_notifier(Notifier& notifier) noexcept {
     state()->attach_receive_node(&notifier.node_);  // replaces the one before
     has_notifier_ = true;
   }
-  // Detaches the notifier; when this returns its callback is not running and
-  // will not be called. No-op without one.
+  /// Detaches the notifier; when this returns its callback is not running and
+  /// will not be called. No-op without one.
   void clear_notifier() noexcept {
     if (!has_notifier_) return;
     state()->detach_receive_node();
     has_notifier_ = false;
   }
-  // Whether a notifier is attached (set_notifier, until clear_notifier).
+  /// Whether a notifier is attached (set_notifier, until clear_notifier).
   bool has_notifier() const noexcept { return has_notifier_; }
-  // True if a message (or the end) is there now. Otherwise arms the
-  // attached notifier, one-shot, and returns false. A blocking receive
-  // (recv, recv_for, recv_until, recv_many) disarms it. O(1); takes the
-  // list lock only when the next message starts a block the receiver has
-  // not reached yet.
-  // Precondition: a notifier is attached (set_notifier); without one no
-  // callback could ever come, so it prints why and aborts, in every build.
-  // A message whose position is claimed but whose value is still being
-  // written does not count as there: the notifier stays armed and its
-  // sender fires it when it publishes (so a loop around arm_notifier never
-  // spins on a sender that is preempted mid-send).
+  /// True if a message (or the end) is there now. Otherwise arms the
+  /// attached notifier, one-shot, and returns false. A blocking receive
+  /// (recv, recv_for, recv_until, recv_many) disarms it. O(1); takes the
+  /// list lock only when the next message starts a block the receiver has
+  /// not reached yet.
+  /// Precondition: a notifier is attached (set_notifier); without one no
+  /// callback could ever come, so it prints why and aborts, in every build.
+  /// A message whose position is claimed but whose value is still being
+  /// written does not count as there: the notifier stays armed and its
+  /// sender fires it when it publishes (so a loop around arm_notifier never
+  /// spins on a sender that is preempted mid-send).
   bool arm_notifier() noexcept {
     if (!has_notifier_) [[unlikely]] {
       internal::contract_violation(
@@ -278,41 +297,43 @@ class Receiver {
     Ops::release_when_empty(state, cursor_);
     return false;
   }
-  // Cancels an armed notifier; true if it had not fired. When this returns
-  // its callback is not running.
+  /// Cancels an armed notifier; true if it had not fired. When this returns
+  /// its callback is not running.
   bool disarm_notifier() noexcept { return state()->signal().disarm(); }
 
-  // co_await rx.async_recv(executor): a coroutine-friendly recv(); see
-  // leanchan/coro.h (included by leanchan/channel.h).
+  /// co_await rx.async_recv(executor): a coroutine-friendly recv(); see
+  /// leanchan/coro.h (included by leanchan/channel.h).
   RecvAwaitable<T, BlockSize> async_recv(Executor& executor) noexcept;
-  // co_await rx.async_recv_many(out, limit, executor): recv_many's
-  // coroutine form; see leanchan/coro.h.
+  /// co_await rx.async_recv_many(out, limit, executor): recv_many's
+  /// coroutine form; see leanchan/coro.h.
   RecvManyAwaitable<T, BlockSize> async_recv_many(std::vector<T>& out, std::size_t limit,
                                                   Executor& executor) noexcept;
 
-  // Messages queued now, counting sends in progress (a snapshot).
+  /// Messages queued now, counting sends in progress (a snapshot).
   std::size_t len() const noexcept {
     return static_cast<std::size_t>(
         internal::Positions::distance(state()->claimed_position(), cursor_.index, cursor_.slots));
   }
+  /// len() == 0: nothing queued now (a snapshot).
   bool is_empty() const noexcept { return len() == 0; }
-  // True once close() was called or every Sender and Permit is gone: no
-  // new send or reservation can succeed (a Permit granted before close()
-  // still sends), and queued messages may still be received. A snapshot.
+  /// True once close() was called or every Sender and Permit is gone: no
+  /// new send or reservation can succeed (a Permit granted before close()
+  /// still sends), and queued messages may still be received. A snapshot.
   bool is_closed() const noexcept {
     return state()->is_closed() || state()->lifetime().sender_snapshot() == 0;
   }
+  /// The capacity the channel was created with.
   std::size_t max_capacity() const noexcept { return state()->capacity(); }
-  // Bytes the channel holds now (control block + live blocks). Takes the
-  // list lock; O(1) but for the blocks numbered for permits held and the
-  // spares, which it counts (docs/design.md, "What each operation costs").
+  /// Bytes the channel holds now (control block + live blocks). Takes the
+  /// list lock; O(1) but for the blocks numbered for permits held and the
+  /// spares, which it counts (docs/design.md, "What each operation costs").
   std::size_t memory_usage() const noexcept { return state()->memory_usage(Ops::layout(*state_)); }
-  // Frees every block the channel does not need for the messages it holds
-  // now: the spare, and, if it is empty, every block (the next send opens a
-  // fresh one). Returns the bytes freed. Safe at any time from the
-  // receiver's thread, senders sending meanwhile (a message claimed first
-  // keeps its block). Whatever the retention policy; allocates nothing.
-  // O(blocks freed), under the channel's list lock.
+  /// Frees every block the channel does not need for the messages it holds
+  /// now: the spare, and, if it is empty, every block (the next send opens a
+  /// fresh one). Returns the bytes freed. Safe at any time from the
+  /// receiver's thread, senders sending meanwhile (a message claimed first
+  /// keeps its block). Whatever the retention policy; allocates nothing.
+  /// O(blocks freed), under the channel's list lock.
   std::size_t shrink_to_fit() noexcept {
     internal::ChannelState& state = *this->state();
     const internal::BlockLayout layout = Ops::layout(state);

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: MIT
-// leanchan/status.h: what a send or a receive reports, and the value it hands back.
-//
-// A send that fails never loses the message: SendResult<T> carries it back to
-// the caller together with the reason (full, closed, timed out). A receive
-// that gets nothing says why (empty, disconnected, timed out).
-//
-//   leanchan::SendResult<Event> r = tx.try_send(std::move(event));
-//   if (!r.ok()) {
-//     if (r.status() == leanchan::SendStatus::kFull) retry_later(std::move(r).value());
-//   }
-//
-// Thread-safety: these are plain value types; none is shared.
+/// @file
+/// leanchan/status.h: what a send or a receive reports, and the value it hands back.
+///
+/// A send that fails never loses the message: SendResult<T> carries it back to
+/// the caller together with the reason (full, closed, timed out). A receive
+/// that gets nothing says why (empty, disconnected, timed out).
+///
+/// @code
+///   leanchan::SendResult<Event> r = tx.try_send(std::move(event));
+///   if (!r.ok()) {
+///     if (r.status() == leanchan::SendStatus::kFull) retry_later(std::move(r).value());
+///   }
+/// @endcode
+///
+/// Thread-safety: these are plain value types; none is shared.
 #ifndef LEANCHAN_STATUS_H_
 #define LEANCHAN_STATUS_H_
 
@@ -27,50 +30,55 @@
 
 namespace leanchan {
 
-// Why a send did or did not enqueue its message.
+/// Why a send did or did not enqueue its message.
 enum class SendStatus : std::uint8_t {
-  kOk,               // the message is in the channel
-  kFull,             // try_send / try_reserve only: every slot is taken right now
-  kClosed,           // the receiver closed the channel or was destroyed
-  kTimedOut,         // send_for / send_until: no slot came free before the deadline
-  kExceedsCapacity,  // reserve_many / try_reserve_many: more slots than the capacity
-  kNoMemory,         // a block the message needed could not be allocated; the channel
-                     // is unchanged and fully usable (a later send may succeed)
+  kOk,               ///< the message is in the channel
+  kFull,             ///< try_send / try_reserve only: every slot is taken right now
+  kClosed,           ///< the receiver closed the channel or was destroyed
+  kTimedOut,         ///< send_for / send_until: no slot came free before the deadline
+  kExceedsCapacity,  ///< reserve_many / try_reserve_many: more slots than the capacity
+  kNoMemory,         ///< a block the message needed could not be allocated; the channel
+                     ///< is unchanged and fully usable (a later send may succeed)
 };
 
-// Why a receive did or did not return a message.
+/// Why a receive did or did not return a message.
 enum class RecvStatus : std::uint8_t {
-  kOk,            // a message was taken
-  kEmpty,         // try_recv only: nothing queued now, but senders remain
-  kDisconnected,  // nothing queued and nothing can ever arrive again
-  kTimedOut,      // recv_for / recv_until: nothing arrived before the deadline
+  kOk,            ///< a message was taken
+  kEmpty,         ///< try_recv only: nothing queued now, but senders remain
+  kDisconnected,  ///< nothing queued and nothing can ever arrive again
+  kTimedOut,      ///< recv_for / recv_until: nothing arrived before the deadline
 };
 
-// What Receiver::poll_recv found: RecvStatus's try_recv values, plus kBusy.
+/// What Receiver::poll_recv found: RecvStatus's try_recv values, plus kBusy.
 enum class PollStatus : std::uint8_t {
-  kOk,            // a message was taken
-  kEmpty,         // nothing queued now, but senders remain
-  kBusy,          // the next message is still being written by its sender, and a
-                  // later one is claimed behind it: try_recv would wait here
-  kDisconnected,  // nothing queued and nothing can ever arrive again
+  kOk,            ///< a message was taken
+  kEmpty,         ///< nothing queued now, but senders remain
+  kBusy,          ///< the next message is still being written by its sender, and a
+                  ///< later one is claimed behind it: try_recv would wait here
+  kDisconnected,  ///< nothing queued and nothing can ever arrive again
 };
 
-// What Sender::notify_when_room found. Only kArmed means "wait for the
-// callback"; every other value means "act now", and kHoldsSlot means the
-// slot is reserved for this notifier: a plain try_send cannot use it (it
-// fails with kFull for as long as the slot is held), so redeem it with
-// try_send(value, notifier) or try_reserve(notifier), or give it back with
-// cancel_notify(notifier).
+/// What Sender::notify_when_room found. Only kArmed means "wait for the
+/// callback"; every other value means "act now", and kHoldsSlot means the
+/// slot is reserved for this notifier: a plain try_send cannot use it (it
+/// fails with kFull for as long as the slot is held), so redeem it with
+/// try_send(value, notifier) or try_reserve(notifier), or give it back with
+/// cancel_notify(notifier).
 enum class [[nodiscard]] RoomStatus : std::uint8_t{
-    kRoom,       // a slot is free and nobody waits: try_send now (not armed)
-    kClosed,     // the channel is closed: a send would fail (not armed)
-    kArmed,      // queued: the callback runs when a slot is handed to it or on close
-    kHoldsSlot,  // the notifier already holds a slot: redeem it (not armed)
+    kRoom,       ///< a slot is free and nobody waits: try_send now (not armed)
+    kClosed,     ///< the channel is closed: a send would fail (not armed)
+    kArmed,      ///< queued: the callback runs when a slot is handed to it or on close
+    kHoldsSlot,  ///< the notifier already holds a slot: redeem it (not armed)
 };
 
+/// The status in words, lowercase ("ok", "full", "timed out", ...), for logs and
+/// messages; "unknown" for a value outside the enumeration.
 LEANCHAN_API std::string_view to_string(SendStatus status) noexcept;
+/// As to_string(SendStatus).
 LEANCHAN_API std::string_view to_string(RecvStatus status) noexcept;
+/// As to_string(SendStatus).
 LEANCHAN_API std::string_view to_string(RoomStatus status) noexcept;
+/// As to_string(SendStatus).
 LEANCHAN_API std::string_view to_string(PollStatus status) noexcept;
 
 namespace internal {
@@ -172,15 +180,21 @@ constexpr bool poll_holds_value(PollStatus status) noexcept {
 
 }  // namespace internal
 
-// The outcome of a send. When !ok(), value() is the message the caller gave,
-// handed back unchanged (moved, never copied). Movable; copyable when T is.
+/// The outcome of a send. When !ok(), value() is the message the caller gave,
+/// handed back unchanged (moved, never copied). Movable; copyable when T is.
+///
+/// Members, from a private base: ok() (status() is kOk), status(), and value() on
+/// an lvalue, a const lvalue or an rvalue result (`std::move(r).value()` moves the
+/// message out).
 template <class T>
 class [[nodiscard]] SendResult
     : private internal::StatusAndValue<T, SendStatus, &internal::send_holds_value> {
   using Base = internal::StatusAndValue<T, SendStatus, &internal::send_holds_value>;
 
  public:
+  /// A send that enqueued its message: status() kOk, no value.
   static SendResult success() noexcept { return SendResult(SendStatus::kOk); }
+  /// A send that failed for `status` (not kOk), handing `value` back.
   static SendResult failure(SendStatus status, T&& value) noexcept {
     assert(status != SendStatus::kOk);
     return SendResult(status, std::move(value));
@@ -188,24 +202,26 @@ class [[nodiscard]] SendResult
 
   using Base::ok;
   using Base::status;
-  // The message handed back. Precondition: !ok().
+  /// The message handed back. Precondition: !ok().
   using Base::value;
 
  private:
   using Base::Base;
 };
 
-// The outcome of try_recv / recv_for / recv_until. Holds the message iff ok().
-// Movable; copyable when T is.
+/// The outcome of try_recv / recv_for / recv_until. Holds the message iff ok().
+/// Movable; copyable when T is. Members as SendResult's: ok(), status(), value().
 template <class T>
 class [[nodiscard]] RecvResult
     : private internal::StatusAndValue<T, RecvStatus, &internal::recv_holds_value> {
   using Base = internal::StatusAndValue<T, RecvStatus, &internal::recv_holds_value>;
 
  public:
+  /// A receive that took `value`: status() kOk.
   static RecvResult success(T&& value) noexcept {
     return RecvResult(RecvStatus::kOk, std::move(value));
   }
+  /// A receive that took nothing, for `status` (not kOk).
   static RecvResult failure(RecvStatus status) noexcept {
     assert(status != RecvStatus::kOk);
     return RecvResult(status);
@@ -213,24 +229,26 @@ class [[nodiscard]] RecvResult
 
   using Base::ok;
   using Base::status;
-  // The message taken. Precondition: ok().
+  /// The message taken. Precondition: ok().
   using Base::value;
 
  private:
   using Base::Base;
 };
 
-// The outcome of poll_recv. Holds the message iff ok(). Movable; copyable
-// when T is.
+/// The outcome of poll_recv. Holds the message iff ok(). Movable; copyable
+/// when T is. Members as SendResult's: ok(), status(), value().
 template <class T>
 class [[nodiscard]] PollResult
     : private internal::StatusAndValue<T, PollStatus, &internal::poll_holds_value> {
   using Base = internal::StatusAndValue<T, PollStatus, &internal::poll_holds_value>;
 
  public:
+  /// A poll that took `value`: status() kOk.
   static PollResult success(T&& value) noexcept {
     return PollResult(PollStatus::kOk, std::move(value));
   }
+  /// A poll that took nothing, for `status` (not kOk).
   static PollResult failure(PollStatus status) noexcept {
     assert(status != PollStatus::kOk);
     return PollResult(status);
@@ -238,7 +256,7 @@ class [[nodiscard]] PollResult
 
   using Base::ok;
   using Base::status;
-  // The message taken. Precondition: ok().
+  /// The message taken. Precondition: ok().
   using Base::value;
 
  private:

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// leanchan/asio/host.h: what AsyncReceiver and AsyncSender share: the
-// executor, the registration with its execution context, the one pending
-// operation, its resumption protocol and cancellation. Internal: include
-// leanchan/asio.h.
+/// @file
+/// leanchan/asio/host.h: what AsyncReceiver and AsyncSender share: the
+/// executor, the registration with its execution context, the one pending
+/// operation, its resumption protocol and cancellation. Internal: include
+/// leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_HOST_H_
 #define LEANCHAN_ASIO_HOST_H_
 

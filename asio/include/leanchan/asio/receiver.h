@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// leanchan/asio/receiver.h: a leanchan Receiver as an Asio I/O object.
-// Include leanchan/asio.h.
+/// @file
+/// leanchan/asio/receiver.h: a leanchan Receiver as an Asio I/O object.
+/// Include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_RECEIVER_H_
 #define LEANCHAN_ASIO_RECEIVER_H_
 
@@ -16,45 +17,51 @@
 
 namespace leanchan::asio {
 
-// Receives from a leanchan channel with Asio completion tokens:
-//
-//   leanchan::asio::AsyncReceiver<Event> rx(io.get_executor(), std::move(raw_rx));
-//   while (std::optional<Event> e = co_await rx.async_recv(asio::use_awaitable))
-//     handle(*e);                                  // nullopt: the channel ended
-//
-// Completion signature: void(error_code, std::optional<T>).
-//   - ({}, value): a message was taken.
-//   - ({}, nullopt): the channel ended (closed, or every sender gone, and
-//     drained), as Receiver::recv() returns nullopt.
-//   - (operation_aborted, nullopt): cancelled through the handler's
-//     cancellation slot (terminal, partial or total) or cancel(); nothing
-//     was taken, so nothing is lost.
-// The handler runs on its associated executor (default: this object's),
-// never inside async_recv itself. Each receive allocates one object with
-// the handler's associated allocator (Asio's recycling allocator for the
-// default one), before anything is taken: if that allocation, or
-// connecting the handler's cancellation slot, throws, async_recv throws,
-// the channel is untouched and nothing is left pending. While waiting, the
-// operation holds outstanding work on both executors (once when they are
-// the same); each wake-up posts one step to this object's executor.
-//
-// Thread-safety: as any Asio I/O object, one operation at a time, started
-// from one thread at a time. cancel() may come from any thread while the
-// operation is pending, but must not race with the object's destruction
-// (a handler that destroys the object runs as soon as the operation
-// completes: order cancel() and destruction yourself). Destruction, too,
-// must not race with this object's own calls, but may come from any thread
-// while an operation is pending and other threads run the executor.
-// Lifetime: destroy it before its execution context (as Asio's objects).
-// Destroying it with an operation pending destroys the handler uncalled,
-// also after a message or cancel() posted the operation's next step (the
-// step then does nothing; if another thread runs it first, the operation
-// completes there, once, and the destructor waits for the step to leave);
-// nothing is taken from the channel for a destroyed receive. So does
-// shutting down the execution context (the context's destructor),
-// which also detaches the channel's notifier, so a coroutine that owns
-// this object and waits in it is destroyed with the context.
-// Not movable: the channel's notifier points at it.
+/// Receives from a leanchan channel with Asio completion tokens:
+///
+/// @code
+///   leanchan::asio::AsyncReceiver<Event> rx(io.get_executor(), std::move(raw_rx));
+///   while (std::optional<Event> e = co_await rx.async_recv(asio::use_awaitable))
+///     handle(*e);                                  // nullopt: the channel ended
+/// @endcode
+///
+/// Completion signature: void(error_code, std::optional<T>).
+///   - ({}, value): a message was taken.
+///   - ({}, nullopt): the channel ended (closed, or every sender gone, and
+///     drained), as Receiver::recv() returns nullopt.
+///   - (operation_aborted, nullopt): cancelled through the handler's
+///     cancellation slot (terminal, partial or total) or cancel(); nothing
+///     was taken, so nothing is lost.
+///
+/// The handler runs on its associated executor (default: this object's),
+/// never inside async_recv itself. Each receive allocates one object with
+/// the handler's associated allocator (Asio's recycling allocator for the
+/// default one), before anything is taken: if that allocation, or
+/// connecting the handler's cancellation slot, throws, async_recv throws,
+/// the channel is untouched and nothing is left pending. While waiting, the
+/// operation holds outstanding work on both executors (once when they are
+/// the same); each wake-up posts one step to this object's executor.
+///
+/// From its base: get_executor(), the object's executor, and cancel(), which
+/// cancels the pending operation, if any.
+///
+/// Thread-safety: as any Asio I/O object, one operation at a time, started
+/// from one thread at a time. cancel() may come from any thread while the
+/// operation is pending, but must not race with the object's destruction
+/// (a handler that destroys the object runs as soon as the operation
+/// completes: order cancel() and destruction yourself). Destruction, too,
+/// must not race with this object's own calls, but may come from any thread
+/// while an operation is pending and other threads run the executor.
+/// Lifetime: destroy it before its execution context (as Asio's objects).
+/// Destroying it with an operation pending destroys the handler uncalled,
+/// also after a message or cancel() posted the operation's next step (the
+/// step then does nothing; if another thread runs it first, the operation
+/// completes there, once, and the destructor waits for the step to leave);
+/// nothing is taken from the channel for a destroyed receive. So does
+/// shutting down the execution context (the context's destructor),
+/// which also detaches the channel's notifier, so a coroutine that owns
+/// this object and waits in it is destroyed with the context.
+/// Not movable: the channel's notifier points at it.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
 class AsyncReceiver final
@@ -66,44 +73,46 @@ class AsyncReceiver final
   friend Host;
 
  public:
+  /// The executor the object's steps run on (Asio's I/O object protocol).
   using executor_type = Executor;
+  /// The leanchan Receiver it wraps.
   using receiver_type = Receiver<T, BlockSize>;
 
-  // Registers with the executor's execution context (may allocate; throws
-  // what that throws).
+  /// Registers with the executor's execution context (may allocate; throws
+  /// what that throws).
   AsyncReceiver(const Executor& executor, receiver_type receiver)
       : Host(executor), receiver_(std::move(receiver)) {
     receiver_.set_notifier(notifier_);
   }
   AsyncReceiver(const AsyncReceiver&) = delete;
   AsyncReceiver& operator=(const AsyncReceiver&) = delete;
-  // A pending operation's handler is destroyed, not called; a step already
-  // posted for it does nothing (see OperationHost).
+  /// A pending operation's handler is destroyed, not called; a step already
+  /// posted for it does nothing (see OperationHost).
   ~AsyncReceiver() {
     this->close_gate();
     detach_notifier();
   }
 
-  // The channel's receiver, for everything else (len, is_closed,
-  // memory_usage). To take a message without waiting, or to close the
-  // channel, use try_recv() and close() here.
+  /// The channel's receiver, for everything else (len, is_closed,
+  /// memory_usage). To take a message without waiting, or to close the
+  /// channel, use try_recv() and close() here.
   const receiver_type& receiver() const noexcept { return receiver_; }
-  // Receiver::try_recv. Not while an operation is pending.
+  /// Receiver::try_recv. Not while an operation is pending.
   RecvResult<T> try_recv() noexcept {
     assert(!this->pending() && "leanchan::asio: try_recv while async_recv is pending");
     return receiver_.try_recv();
   }
-  // Receiver::close: refuses later sends; queued messages stay receivable.
+  /// Receiver::close: refuses later sends; queued messages stay receivable.
   void close() noexcept { receiver_.close(); }
-  // Takes the receiver out (its notifier detached). No operation may be
-  // pending; afterwards only destruction is allowed.
+  /// Takes the receiver out (its notifier detached). No operation may be
+  /// pending; afterwards only destruction is allowed.
   receiver_type release() noexcept {
     assert(!this->pending() && "leanchan::asio: release while async_recv is pending");
     detach_notifier();
     return std::move(receiver_);
   }
 
-  // Starts one receive; see the class comment. O(1) if a message is there.
+  /// Starts one receive; see the class comment. O(1) if a message is there.
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_recv(CompletionToken&& token = net::default_completion_token_t<Executor>()) {
     return net::async_initiate<CompletionToken, void(error_code, std::optional<T>)>(

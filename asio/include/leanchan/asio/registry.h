@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// leanchan/asio/registry.h: an execution-context service that knows every
-// leanchan::asio object made on the context, so that shutting the context
-// down destroys their pending operations (handlers destroyed, not called),
-// as Asio does for its own I/O objects. Without it, a coroutine that owns
-// an AsyncReceiver and waits in it would own itself through the pending
-// operation and never be destroyed. Internal: include leanchan/asio.h.
+/// @file
+/// leanchan/asio/registry.h: an execution-context service that knows every
+/// leanchan::asio object made on the context, so that shutting the context
+/// down destroys their pending operations (handlers destroyed, not called),
+/// as Asio does for its own I/O objects. Without it, a coroutine that owns
+/// an AsyncReceiver and waits in it would own itself through the pending
+/// operation and never be destroyed. Internal: include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_REGISTRY_H_
 #define LEANCHAN_ASIO_REGISTRY_H_
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// leanchan/asio/resumer.h: the parts the Asio receiver and sender share:
-// which Asio (standalone or Boost), the hand-off between a channel notifier
-// and an operation's resumption, and a type-erased pending operation
-// allocated with its handler's allocator (or Asio's recycling one).
-// Internal: include leanchan/asio.h.
+/// @file
+/// leanchan/asio/resumer.h: the parts the Asio receiver and sender share:
+/// which Asio (standalone or Boost), the hand-off between a channel notifier
+/// and an operation's resumption, and a type-erased pending operation
+/// allocated with its handler's allocator (or Asio's recycling one).
+/// Internal: include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_RESUMER_H_
 #define LEANCHAN_ASIO_RESUMER_H_
 
@@ -15,11 +16,16 @@
 #include <type_traits>
 #include <utility>
 
+/// @def LEANCHAN_ASIO_VERSION
+/// The version of the Asio in use: ASIO_VERSION, or BOOST_ASIO_VERSION with
+/// LEANCHAN_ASIO_USE_BOOST.
 #if defined(LEANCHAN_ASIO_USE_BOOST)
 #include <boost/asio.hpp>
 #include <boost/asio/experimental/channel_error.hpp>
 namespace leanchan::asio {
+/// The Asio in use: Boost.Asio (LEANCHAN_ASIO_USE_BOOST).
 namespace net = ::boost::asio;
+/// The error code of the completion signatures: Boost's.
 using error_code = ::boost::system::error_code;
 }  // namespace leanchan::asio
 #define LEANCHAN_ASIO_VERSION BOOST_ASIO_VERSION
@@ -27,21 +33,26 @@ using error_code = ::boost::system::error_code;
 #include <asio.hpp>
 #include <asio/experimental/channel_error.hpp>
 namespace leanchan::asio {
+/// The Asio in use: standalone Asio (the default; Boost.Asio with
+/// LEANCHAN_ASIO_USE_BOOST).
 namespace net = ::asio;
+/// The error code of the completion signatures: Asio's.
 using error_code = ::asio::error_code;
 }  // namespace leanchan::asio
 #define LEANCHAN_ASIO_VERSION ASIO_VERSION
 #endif
-// net::recycling_allocator is public from Asio 1.22 (Boost 1.79) on.
+/// @def LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR
+/// net::recycling_allocator is public from Asio 1.22 (Boost 1.79) on.
 #if LEANCHAN_ASIO_VERSION >= 102200
 #define LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR 1
 #else
 #define LEANCHAN_ASIO_HAS_RECYCLING_ALLOCATOR 0
 #endif
 
-// A test-only hook between arming the notifier and suspending: the window
-// in which a kick must not be lost. Empty unless a test defines it before
-// including leanchan/asio.h.
+/// @def LEANCHAN_ASIO_TEST_AFTER_ARM
+/// A test-only hook between arming the notifier and suspending: the window
+/// in which a kick must not be lost. Empty unless a test defines it before
+/// including leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_TEST_AFTER_ARM
 #define LEANCHAN_ASIO_TEST_AFTER_ARM() ((void)0)
 #endif

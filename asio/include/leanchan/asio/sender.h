@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// leanchan/asio/sender.h: a leanchan Sender as an Asio I/O object.
-// Include leanchan/asio.h.
+/// @file
+/// leanchan/asio/sender.h: a leanchan Sender as an Asio I/O object.
+/// Include leanchan/asio.h.
 #ifndef LEANCHAN_ASIO_SENDER_H_
 #define LEANCHAN_ASIO_SENDER_H_
 
@@ -16,37 +17,43 @@
 
 namespace leanchan::asio {
 
-// Sends into a leanchan channel with Asio completion tokens, waiting for
-// room without a thread:
-//
-//   leanchan::asio::AsyncSender<Event> tx(io.get_executor(), raw_tx);
-//   co_await tx.async_send(event, asio::use_awaitable);
-//
-// Completion signature: void(error_code).
-//   - {}: the message is in the channel.
-//   - experimental::error::channel_closed: the receiver closed the channel
-//     or is gone; the message was not sent and has been destroyed (to keep
-//     it, try_send() first: its result hands it back).
-//   - error::no_memory: the block the message needed could not be
-//     allocated (SendStatus::kNoMemory); the message was not sent and has
-//     been destroyed; the channel is unchanged.
-//   - operation_aborted: cancelled (the handler's cancellation slot, or
-//     cancel()) before a slot came; the message was not sent and has been
-//     destroyed.
-// A waiting send queues in the channel's FIFO waiter queue with blocked
-// threads, coroutines and notifiers: when a slot frees it is handed to the
-// longest waiter, and a cancelled send passes a slot it was handed on.
-// The handler runs on its associated executor (default: this object's),
-// never inside async_send. The value travels in the one object the
-// operation allocates with the handler's allocator (Asio's recycling
-// allocator for the default one). If that allocation, or connecting the
-// handler's cancellation slot, throws, async_send throws it: nothing is
-// sent or left pending, and the value is destroyed.
-//
-// Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
-// value is destroyed unsent, and a slot it had been handed goes to the next
-// waiting sender or back to the channel. Several AsyncSenders (each with
-// its own Sender) may send into one channel concurrently.
+/// Sends into a leanchan channel with Asio completion tokens, waiting for
+/// room without a thread:
+///
+/// @code
+///   leanchan::asio::AsyncSender<Event> tx(io.get_executor(), raw_tx);
+///   co_await tx.async_send(event, asio::use_awaitable);
+/// @endcode
+///
+/// Completion signature: void(error_code).
+///   - {}: the message is in the channel.
+///   - experimental::error::channel_closed: the receiver closed the channel
+///     or is gone; the message was not sent and has been destroyed (to keep
+///     it, try_send() first: its result hands it back).
+///   - error::no_memory: the block the message needed could not be
+///     allocated (SendStatus::kNoMemory); the message was not sent and has
+///     been destroyed; the channel is unchanged.
+///   - operation_aborted: cancelled (the handler's cancellation slot, or
+///     cancel()) before a slot came; the message was not sent and has been
+///     destroyed.
+///
+/// A waiting send queues in the channel's FIFO waiter queue with blocked
+/// threads, coroutines and notifiers: when a slot frees it is handed to the
+/// longest waiter, and a cancelled send passes a slot it was handed on.
+/// The handler runs on its associated executor (default: this object's),
+/// never inside async_send. The value travels in the one object the
+/// operation allocates with the handler's allocator (Asio's recycling
+/// allocator for the default one). If that allocation, or connecting the
+/// handler's cancellation slot, throws, async_send throws it: nothing is
+/// sent or left pending, and the value is destroyed.
+///
+/// Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
+/// value is destroyed unsent, and a slot it had been handed goes to the next
+/// waiting sender or back to the channel. Several AsyncSenders (each with
+/// its own Sender) may send into one channel concurrently.
+///
+/// From its base: get_executor(), the object's executor, and cancel(), which
+/// cancels the pending operation, if any.
 template <class T, std::size_t BlockSize = default_block_size<T>,
           class Executor = net::any_io_executor>
 class AsyncSender final
@@ -58,36 +65,39 @@ class AsyncSender final
   friend Host;
 
  public:
+  /// The executor the object's steps run on (Asio's I/O object protocol).
   using executor_type = Executor;
+  /// The leanchan Sender it wraps.
   using sender_type = Sender<T, BlockSize>;
 
-  // Registers with the executor's execution context (may allocate; throws
-  // what that throws).
+  /// Registers with the executor's execution context (may allocate; throws
+  /// what that throws).
   AsyncSender(const Executor& executor, sender_type sender)
       : Host(executor), sender_(std::move(sender)) {}
   AsyncSender(const AsyncSender&) = delete;
   AsyncSender& operator=(const AsyncSender&) = delete;
-  // Withdraws a queued notifier (passing on a slot it holds); a pending
-  // operation's handler is destroyed, not called; a step already posted for
-  // it does nothing (see OperationHost).
+  /// Withdraws a queued notifier (passing on a slot it holds); a pending
+  /// operation's handler is destroyed, not called; a step already posted for
+  /// it does nothing (see OperationHost).
   ~AsyncSender() {
     this->close_gate();
     detach_notifier();
   }
 
-  // The channel's sender, for everything else (is_closed, capacity,
-  // memory_usage, copies: Sender copy = sender()).
+  /// The channel's sender, for everything else (is_closed, capacity,
+  /// memory_usage, copies: Sender copy = sender()).
   const sender_type& sender() const noexcept { return sender_; }
-  // Sender::try_send: never waits; a failure hands the value back.
+  /// Sender::try_send: never waits; a failure hands the value back.
   SendResult<T> try_send(T value) noexcept { return sender_.try_send(std::move(value)); }
-  // Takes the sender out. No operation may be pending; afterwards only
-  // destruction is allowed.
+  /// Takes the sender out. No operation may be pending; afterwards only
+  /// destruction is allowed.
   sender_type release() noexcept {
     assert(!this->pending() && "leanchan::asio: release while async_send is pending");
     detach_notifier();
     return std::move(sender_);
   }
 
+  /// Starts one send of `value`; see the class comment.
   template <class CompletionToken = net::default_completion_token_t<Executor>>
   auto async_send(T value, CompletionToken&& token = net::default_completion_token_t<Executor>()) {
     return net::async_initiate<CompletionToken, void(error_code)>(Initiation{this}, token,

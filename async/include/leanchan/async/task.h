@@ -1,68 +1,71 @@
 // SPDX-License-Identifier: MIT
-// leanchan/async/task.h: a coroutine task type and spawn(), so that a
-// program of coroutines over channels needs nothing of its own.
-//
-// A complete program (tests/samples builds and runs it):
-//
-//   #include <cstdio>
-//   #include <optional>
-//   #include <utility>
-//
-//   #include "leanchan/async/task.h"
-//   #include "leanchan/channel.h"
-//
-//   namespace async = leanchan::async;
-//
-//   // The sender is taken by value: it lives in the coroutine's frame,
-//   // which a spawned task frees when it ends; the channel then ends too.
-//   async::Task<> produce(leanchan::Sender<int> tx, leanchan::Executor& ex) {
-//     for (int i = 1; i <= 100; ++i) {
-//       if (!(co_await tx.async_send(i, ex)).ok()) co_return;  // receiver gone
-//     }
-//   }
-//
-//   async::Task<long> consume(leanchan::Receiver<int> rx, leanchan::Executor& ex) {
-//     long sum = 0;
-//     while (std::optional<int> v = co_await rx.async_recv(ex)) sum += *v;
-//     co_return sum;  // every sender is gone and the channel is drained
-//   }
-//
-//   int main() {
-//     leanchan::ThreadPoolExecutor pool(2);
-//     auto [tx, rx] = leanchan::channel<int>(8);
-//     async::JoinHandle<long> total = async::spawn(pool, consume(std::move(rx), pool));
-//     async::spawn(pool, produce(std::move(tx), pool));  // detached: runs to its end
-//     std::printf("%ld\n", total.join());                // 5050
-//   }
-//
-// Task<T> is lazy: calling a coroutine that returns one runs nothing. A task
-// runs when it is spawned on an executor (spawn, below) or awaited by
-// another task (co_await task: it runs on the awaiting task's thread and
-// the awaiting task continues with its result, or its exception).
-//
-// A spawned task starts on its executor's thread and frees its frame as
-// soon as it ends, on the thread that ran its last step: the parameters it
-// took by value (a Sender, a Receiver) are destroyed then, before anyone
-// joining it is told. A hand-written task whose final_suspend returns
-// std::suspend_always keeps them until its owner destroys the frame: a
-// producer coroutine holding its Sender that way keeps the channel open,
-// and a receive loop waiting for the channel to end waits for ever.
-//
-// JoinHandle<T> is what spawn returns. join() blocks the calling thread
-// until the task has ended and returns its result (or rethrows its
-// exception); co_await handle.async_join(executor) does the same in a
-// coroutine, resumed on `executor`. Dropping the handle detaches the task,
-// which runs on. An exception that escapes a task nobody joins (its handle
-// dropped, or never joined) calls std::terminate with a message, as one
-// escaping a std::thread does: exceptions never vanish.
-//
-// Lifetime: the executor must outlive every task spawned on it. A task
-// whose first step is discarded (its executor stopped or destroyed first)
-// never runs, its frame is not freed, and join() waits for ever: stop and
-// join the executor only once the tasks have ended. Calling join() on the
-// only thread that runs the task's executor (a ManualExecutor's) waits for
-// ever too: run the executor instead, or join from another task with
-// async_join.
+/// @file
+/// leanchan/async/task.h: a coroutine task type and spawn(), so that a
+/// program of coroutines over channels needs nothing of its own.
+///
+/// A complete program (tests/samples builds and runs it):
+///
+/// @code
+///   #include <cstdio>
+///   #include <optional>
+///   #include <utility>
+///
+///   #include "leanchan/async/task.h"
+///   #include "leanchan/channel.h"
+///
+///   namespace async = leanchan::async;
+///
+///   // The sender is taken by value: it lives in the coroutine's frame,
+///   // which a spawned task frees when it ends; the channel then ends too.
+///   async::Task<> produce(leanchan::Sender<int> tx, leanchan::Executor& ex) {
+///     for (int i = 1; i <= 100; ++i) {
+///       if (!(co_await tx.async_send(i, ex)).ok()) co_return;  // receiver gone
+///     }
+///   }
+///
+///   async::Task<long> consume(leanchan::Receiver<int> rx, leanchan::Executor& ex) {
+///     long sum = 0;
+///     while (std::optional<int> v = co_await rx.async_recv(ex)) sum += *v;
+///     co_return sum;  // every sender is gone and the channel is drained
+///   }
+///
+///   int main() {
+///     leanchan::ThreadPoolExecutor pool(2);
+///     auto [tx, rx] = leanchan::channel<int>(8);
+///     async::JoinHandle<long> total = async::spawn(pool, consume(std::move(rx), pool));
+///     async::spawn(pool, produce(std::move(tx), pool));  // detached: runs to its end
+///     std::printf("%ld\n", total.join());                // 5050
+///   }
+/// @endcode
+///
+/// Task<T> is lazy: calling a coroutine that returns one runs nothing. A task
+/// runs when it is spawned on an executor (spawn, below) or awaited by
+/// another task (co_await task: it runs on the awaiting task's thread and
+/// the awaiting task continues with its result, or its exception).
+///
+/// A spawned task starts on its executor's thread and frees its frame as
+/// soon as it ends, on the thread that ran its last step: the parameters it
+/// took by value (a Sender, a Receiver) are destroyed then, before anyone
+/// joining it is told. A hand-written task whose final_suspend returns
+/// std::suspend_always keeps them until its owner destroys the frame: a
+/// producer coroutine holding its Sender that way keeps the channel open,
+/// and a receive loop waiting for the channel to end waits for ever.
+///
+/// JoinHandle<T> is what spawn returns. join() blocks the calling thread
+/// until the task has ended and returns its result (or rethrows its
+/// exception); co_await handle.async_join(executor) does the same in a
+/// coroutine, resumed on `executor`. Dropping the handle detaches the task,
+/// which runs on. An exception that escapes a task nobody joins (its handle
+/// dropped, or never joined) calls std::terminate with a message, as one
+/// escaping a std::thread does: exceptions never vanish.
+///
+/// Lifetime: the executor must outlive every task spawned on it. A task
+/// whose first step is discarded (its executor stopped or destroyed first)
+/// never runs, its frame is not freed, and join() waits for ever: stop and
+/// join the executor only once the tasks have ended. Calling join() on the
+/// only thread that runs the task's executor (a ManualExecutor's) waits for
+/// ever too: run the executor instead, or join from another task with
+/// async_join.
 #ifndef LEANCHAN_ASYNC_TASK_H_
 #define LEANCHAN_ASYNC_TASK_H_
 
@@ -81,12 +84,14 @@
 
 namespace leanchan::async {
 
+/// @cond
 template <class T = void>
 class Task;
 template <class T = void>
 class JoinHandle;
 template <class T>
 JoinHandle<T> spawn(Executor& executor, Task<T> task);
+/// @endcond
 
 namespace detail {
 
@@ -233,16 +238,18 @@ class Promise<void> : public PromiseBase<void> {
 
 }  // namespace detail
 
-// A lazy coroutine: runs when spawned or awaited (see the top of this
-// file). Move-only; owns its frame until then, and destroys it unrun if it
-// is dropped.
+/// A lazy coroutine returning T: runs when spawned or awaited (see the top
+/// of this file). Move-only; owns its frame until then, and destroys it
+/// unrun if it is dropped.
 template <class T>
 class [[nodiscard]] Task {
  public:
-  using promise_type = detail::Promise<T>;
-  using value_type = T;
+  using promise_type = detail::Promise<T>;  ///< the coroutine machinery's
+  using value_type = T;                     ///< what the task returns
 
+  /// Takes the frame; `other` is empty afterwards.
   Task(Task&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /// Destroys the frame held (unrun), then takes `other`'s.
   Task& operator=(Task other) noexcept {
     std::swap(handle_, other.handle_);
     return *this;
@@ -251,12 +258,12 @@ class [[nodiscard]] Task {
     if (handle_) handle_.destroy();
   }
 
-  // True unless moved from, spawned or awaited.
+  /// True unless moved from, spawned or awaited.
   explicit operator bool() const noexcept { return static_cast<bool>(handle_); }
 
-  // co_await task: runs the task on this thread until it suspends; the
-  // awaiting coroutine continues when it ends, with its result (or its
-  // exception rethrown).
+  /// co_await task: runs the task on this thread until it suspends; the
+  /// awaiting coroutine continues when it ends, with its result (or its
+  /// exception rethrown). On an empty task it aborts with a message.
   auto operator co_await() && noexcept {
     struct Awaiter {
       std::coroutine_handle<promise_type> child;
@@ -292,31 +299,37 @@ inline Task<void> Promise<void>::get_return_object() noexcept {
 }
 }  // namespace detail
 
-// The handle of a spawned task (see the top of this file). Move-only.
-// Dropping it detaches the task; join() and async_join() take its result
-// once.
+/// The handle of a spawned task (see the top of this file). Move-only.
+/// Dropping it detaches the task; join() and async_join() take its result
+/// once. Any other call on an empty handle (joined or moved from) aborts
+/// with a message.
 template <class T>
 class JoinHandle {
  public:
+  /// An empty handle.
   JoinHandle() noexcept = default;
+  /// Takes the task; `other` is empty afterwards.
   JoinHandle(JoinHandle&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  /// Detaches the task held (as the destructor), then takes `other`'s.
   JoinHandle& operator=(JoinHandle other) noexcept {
     std::swap(state_, other.state_);
     return *this;
   }
+  /// Detaches the task. If it has ended with an exception nobody took,
+  /// std::terminate with a message.
   ~JoinHandle() { let_go(); }
 
-  // True until joined or moved from.
+  /// True until joined or moved from.
   explicit operator bool() const noexcept { return state_ != nullptr; }
 
-  // True once the task has ended (a snapshot).
+  /// True once the task has ended (a snapshot).
   bool is_finished() const noexcept {
     // acquire: a true answer lets the caller see what the task did.
     return (checked()->flags.load(std::memory_order_acquire) & State::kDone) != 0;
   }
 
-  // Blocks until the task has ended; returns its result or rethrows its
-  // exception. The handle is empty afterwards.
+  /// Blocks until the task has ended; returns its result or rethrows its
+  /// exception. The handle is empty afterwards.
   T join() {
     State* state = checked();
     std::uint32_t flags = state->flags.load(std::memory_order_acquire);
@@ -328,12 +341,12 @@ class JoinHandle {
     return take();
   }
 
-  // co_await handle.async_join(executor): join() for a coroutine, which
-  // is resumed on `executor` once the task has ended (at once if it has).
-  // The handle is empty afterwards. A coroutine suspended here may be
-  // destroyed (the wait is withdrawn) under the rule of any leanchan
-  // awaitable: on the executor's thread, or once no run can be in
-  // progress (leanchan/coro.h, "Cancellation").
+  /// co_await handle.async_join(executor): join() for a coroutine, which
+  /// is resumed on `executor` once the task has ended (at once if it has).
+  /// The handle is empty afterwards. A coroutine suspended here may be
+  /// destroyed (the wait is withdrawn) under the rule of any leanchan
+  /// awaitable: on the executor's thread, or once no run can be in
+  /// progress (leanchan/coro.h, "Cancellation").
   auto async_join(Executor& executor) noexcept {
     class Awaiter {
      public:
@@ -437,10 +450,11 @@ class JoinHandle {
   State* state_ = nullptr;
 };
 
-// Runs `task` on `executor`, from its first step, as a task of its own;
-// returns its handle (drop it to detach). The task's frame is freed when
-// it ends. Allocates the shared state (one allocation; std::bad_alloc if
-// it fails, the task then destroyed unrun). `task` must not be empty.
+/// Runs `task` on `executor`, from its first step, as a task of its own;
+/// returns its handle (drop it to detach). The task's frame is freed when
+/// it ends. Allocates the shared state (one allocation; std::bad_alloc if
+/// it fails, the task then destroyed unrun). An empty `task` aborts with a
+/// message.
 template <class T>
 JoinHandle<T> spawn(Executor& executor, Task<T> task) {
   if (!task.handle_) [[unlikely]] {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// leanchan/profiler/resident_memory.h: the process's resident memory.
+/// @file
+/// leanchan/profiler/resident_memory.h: the process's resident memory.
 #ifndef LEANCHAN_PROFILER_RESIDENT_MEMORY_H_
 #define LEANCHAN_PROFILER_RESIDENT_MEMORY_H_
 
@@ -8,8 +9,8 @@
 
 namespace leanchan::profiler {
 
-// Resident set size in bytes, from /proc/self/statm; nullopt if unreadable.
-// Thread-safe; one small file read (no heap allocation).
+/// Resident set size in bytes, from /proc/self/statm; nullopt if unreadable.
+/// Thread-safe; one small file read (no heap allocation).
 std::optional<std::size_t> resident_bytes() noexcept;
 
 }  // namespace leanchan::profiler
