@@ -23,10 +23,14 @@ struct Counter {
   }
 };
 
+// A receive notifier is declared before the channel it serves: it must
+// outlive the Receiver it is attached to, whose destructor detaches it
+// (destroyed while attached, it aborts with a message).
+
 TEST(Notifier, ArmingReportsWhatIsAlreadyThere) {
-  auto [tx, rx] = leanchan::channel<int, 4>(8);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
+  auto [tx, rx] = leanchan::channel<int, 4>(8);
   rx.set_notifier(notifier);
   EXPECT_FALSE(rx.arm_notifier());  // empty: armed
   EXPECT_TRUE(rx.disarm_notifier());
@@ -36,9 +40,9 @@ TEST(Notifier, ArmingReportsWhatIsAlreadyThere) {
 }
 
 TEST(Notifier, FiresOnceWhenAMessageArrives) {
-  auto [tx, rx] = leanchan::channel<int, 2>(8);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
+  auto [tx, rx] = leanchan::channel<int, 2>(8);
   rx.set_notifier(notifier);
   ASSERT_FALSE(rx.arm_notifier());
   ASSERT_TRUE(tx.send(1).ok());
@@ -55,9 +59,9 @@ TEST(Notifier, FiresOnceWhenAMessageArrives) {
 }
 
 TEST(Notifier, FiresWhenTheLastSenderLeaves) {
-  auto [tx, rx] = leanchan::channel<int>(8);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
+  auto [tx, rx] = leanchan::channel<int>(8);
   rx.set_notifier(notifier);
   auto copy = tx;
   ASSERT_FALSE(rx.arm_notifier());
@@ -83,9 +87,9 @@ TEST(Notifier, ClearedNotifierIsNeverCalled) {
 }
 
 TEST(Notifier, BlockingReceiveDisarmsIt) {
-  auto [tx, rx] = leanchan::channel<int>(8);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
+  auto [tx, rx] = leanchan::channel<int>(8);
   rx.set_notifier(notifier);
   ASSERT_FALSE(rx.arm_notifier());
   EXPECT_EQ(rx.recv_for(std::chrono::milliseconds(1)).status(), leanchan::RecvStatus::kTimedOut);
@@ -139,9 +143,9 @@ TEST(Notifier, AttachedAndArmedNotifiersAllocateNothing) {
 // would hang this test until its timeout).
 template <std::size_t B>
 void run_lost_wakeup_round(int producers, std::size_t capacity, int per_producer) {
-  auto [tx, rx] = leanchan::channel<std::uint64_t, B>(capacity);
   Counter counter;
   leanchan::Notifier notifier(&Counter::bump, &counter);
+  auto [tx, rx] = leanchan::channel<std::uint64_t, B>(capacity);
   rx.set_notifier(notifier);
   std::vector<std::thread> threads;
   for (int p = 0; p < producers; ++p) {

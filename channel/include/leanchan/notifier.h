@@ -101,12 +101,12 @@ class Notifier {
   /// detaches it; or clear_notifier / cancel_notify first.
   ~Notifier() {
     if (node_.state.load(std::memory_order_relaxed) != internal::WaitNode::kIdle) [[unlikely]] {
-      internal::contract_violation(
+      internal::contract_violation_in_destructor(
           "Notifier destroyed while armed or holding a slot (cancel_notify / clear_notifier "
           "first)");
     }
     if (node_.next != nullptr) [[unlikely]] {
-      internal::contract_violation(
+      internal::contract_violation_in_destructor(
           "Notifier destroyed while attached to a receiver (clear_notifier first)");
     }
   }

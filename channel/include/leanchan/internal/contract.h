@@ -20,6 +20,25 @@ namespace leanchan::internal {
   std::abort();
 }
 
+#ifdef LEANCHAN_EXPLORE
+namespace explore {
+void report_violation(const char* what) noexcept;  // leanchan/internal/explore.h
+}  // namespace explore
+#endif
+
+// For a check in a destructor, where the schedule explorer's build can
+// carry on: there the violation fails the schedule being explored (as the
+// explorer's own checks do) instead of the whole process, so that a
+// mutant caught by it is reported like the others. Every other build
+// aborts, as contract_violation.
+inline void contract_violation_in_destructor(const char* message) noexcept {
+#ifdef LEANCHAN_EXPLORE
+  explore::report_violation(message);
+#else
+  contract_violation(message);
+#endif
+}
+
 }  // namespace leanchan::internal
 
 #endif  // LEANCHAN_INTERNAL_CONTRACT_H_
