@@ -31,7 +31,7 @@ for path in targets:
 # the parts below it and nothing above (the waiting layer, semaphore.h,
 # knows nothing of blocks, the receiver or the control block).
 levels = [
-    ["export.h", "version.h"],
+    ["export.h", "version.h", "contract.h"],
     ["explore.h", "test_point.h", "list_lock.h", "fwd.h", "status.h", "position.h"],
     ["atomic.h"],
     ["futex.h", "spin_wait.h", "block.h", "wait_node.h", "lifetime.h", "permit_word.h"],
