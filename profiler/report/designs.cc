@@ -17,18 +17,6 @@ std::int64_t ceil_div(std::size_t a, std::size_t b) {
   return static_cast<std::int64_t>((a + b - 1) / b);
 }
 
-// docs/memory.md / docs/design.md "Memory figures", for 1-aligned messages.
-Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,
-                               std::size_t capacity) {
-  block_size = std::min(block_size, capacity);  // b = min(B, C) slots per block
-  const auto block = static_cast<std::int64_t>(16 + block_size * message_bytes);
-  Prediction p;
-  p.create = 64;
-  p.fill = 64 + ceil_div(capacity, block_size) * block;
-  p.drain = 64 + block;
-  return p;
-}
-
 template <std::size_t S, std::size_t B>
 MemoryRow leanchan_row(std::size_t capacity) {
   MemoryRow row = measure_create_fill_drain<Message<S>>(
@@ -162,6 +150,17 @@ Design tokio_design() {
 }
 
 }  // namespace
+
+Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,
+                               std::size_t capacity) {
+  block_size = std::min(block_size, capacity);  // b = min(B, C) slots per block
+  const auto block = static_cast<std::int64_t>(16 + block_size * message_bytes);
+  Prediction p;
+  p.create = 64;
+  p.fill = 64 + ceil_div(capacity, block_size) * block;
+  p.drain = 64 + block;
+  return p;
+}
 
 std::string retain_name(Retention retention) {
   if (retention == Retention::kKeepNone) return "none";

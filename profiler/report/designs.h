@@ -34,6 +34,13 @@ struct Design {
   bool has_memory_resource = false;
 };
 
+// A leanchan channel's heap bytes (the default retention: a drain keeps one
+// block), for 1-aligned messages of `message_bytes` in blocks of
+// `block_size` slots: docs/memory.md's formulas, b = min(B, C): create 64,
+// fill 64 + ceil(C/b)·(16 + b·S), drain 64 + 16 + b·S.
+Prediction leanchan_prediction(std::size_t message_bytes, std::size_t block_size,
+                               std::size_t capacity);
+
 // "none", "one", or the number of blocks kept (Retention::keep(n)).
 std::string retain_name(Retention retention);
 

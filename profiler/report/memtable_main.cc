@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // leanchan-memtable: prints what channels cost in heap bytes at create, after
-// a fill and after a drain, for each design x message size x capacity, and
-// what many channels cost idle, after a burst and after draining.
+// a fill and after a drain, for each design x message size x capacity; what
+// many channels cost idle, after a burst and after draining; and what one
+// service costs (the channel with what serves it) idle, after a fill and
+// served, for each message size x capacity.
 //
 // Exit codes: 0 success (and --help / -h), 1 a flag Abseil itself rejects
 // (unknown flag, a value of the wrong type), 2 a bad value, a stray
-// argument, a selection that selects nothing, an unwritable output file, or
-// a hook that is not active.
+// argument, a selection that selects nothing, an unwritable output file, a
+// hook that is not active, or a ReadySet (its eventfd) that the services
+// table cannot make.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +20,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "cli.h"
@@ -25,6 +29,7 @@
 #include "leanchan/profiler/heap_counters.h"
 #include "options.h"
 #include "output.h"
+#include "services.h"
 
 ABSL_FLAG(std::string, designs, "all",
           "Comma-separated designs: leanchan-default (what channel<T>(capacity) makes), "
@@ -46,9 +51,10 @@ ABSL_FLAG(std::string, memory, "default",
           "Where the many channels' memory comes from (leanchan designs): default (the global "
           "operator new), pool (a leanchan::BlockPool, which gives emptied pages back), or both "
           "(default,pool)");
-ABSL_FLAG(std::string, tables, "memory,many",
-          "Tables to print: memory (create/fill/drain), many (many channels), or both "
-          "(memory,many)");
+ABSL_FLAG(std::string, tables, "memory,many,services",
+          "Tables to print, comma-separated: memory (create/fill/drain), many (many channels), "
+          "services (per service, the channel and what serves it: a ReadySet, leanchan::asio; "
+          "per message size and capacity)");
 
 namespace {
 
@@ -122,7 +128,8 @@ int main(int argc, char** argv) {
   if (auto exit_code = leanchan::cli::parse_command_line(
           g_program,
           "Prints the heap cost of channels (create / fill / drain) per design, message size and "
-          "capacity, and of many channels before and after a burst.\n"
+          "capacity, of many channels before and after a burst, and of one service (a channel "
+          "and what serves it) idle, filled and served.\n"
           "Example: leanchan-memtable --designs=leanchan-b8,tokio-style --capacities=1,1024",
           absl::GetFlagReflectionHandle(FLAGS_designs), argc, argv)) {
     return *exit_code;
@@ -185,8 +192,22 @@ int main(int argc, char** argv) {
       }
     }
   }
+  std::vector<leanchan::report::ServiceRow> services;
+  if (options->services_table) {
+    try {
+      for (const auto& service : leanchan::report::all_services()) {
+        for (std::size_t size : options->message_sizes) {
+          for (std::size_t capacity : options->capacities) {
+            services.push_back(service.measure(size, capacity));
+          }
+        }
+      }
+    } catch (const std::system_error& e) {
+      return fail(std::string("cannot create the ReadySet for the services table: ") + e.what());
+    }
+  }
   const std::string text =
-      leanchan::report::format_report(options->format, options->designs, rows, many);
+      leanchan::report::format_report(options->format, options->designs, rows, many, services);
   if (output_path.empty()) {
     std::cout << text;
     if (const int code = leanchan::cli::finish_output(g_program, 0); code != 0) return code;

@@ -128,6 +128,7 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
 
   bool memory = false;
   bool many = false;
+  bool services = false;
   auto tables = split("tables", raw.tables);
   if (!tables.ok()) return tables.status();
   for (const std::string& table : *tables) {
@@ -135,17 +136,20 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
       memory = true;
     } else if (table == "many") {
       many = true;
+    } else if (table == "services") {
+      services = true;
     } else {
       return absl::InvalidArgumentError(
-          absl::StrCat("--tables: unknown table '", table, "' (known: memory, many)"));
+          absl::StrCat("--tables: unknown table '", table, "' (known: memory, many, services)"));
     }
   }
-  if (many && !memory && options.many_channels.empty()) {
+  if (many && !memory && !services && options.many_channels.empty()) {
     return absl::InvalidArgumentError(
         "--tables=many with --many_channels=none selects nothing to measure (give channel counts, "
-        "or add memory to --tables)");
+        "or add memory or services to --tables)");
   }
   options.memory_table = memory;
+  options.services_table = services;
   if (!many) options.many_channels.clear();
 
   options.retentions.clear();
@@ -186,7 +190,7 @@ absl::StatusOr<ReportOptions> validate_options(const RawOptions& raw) {
   }
   // A many-channels table alone, from pool memory only, of designs whose
   // channels take no memory resource: no row would be measured.
-  if (!options.memory_table && !options.many_channels.empty()) {
+  if (!options.memory_table && !options.services_table && !options.many_channels.empty()) {
     const bool some_row = std::any_of(
         options.memories.begin(), options.memories.end(), [&](const std::string& source) {
           return source == "default" ||

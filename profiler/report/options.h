@@ -21,9 +21,9 @@ struct RawOptions {
   std::string many_channels = "none";  // comma list of channel counts, or "none"
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
-  std::string tables = "memory,many";  // which tables to print
-  std::string retain = "none,one";     // retention policies for the many-channels table
-  std::string memory = "default";      // where the many channels' memory comes from
+  std::string tables = "memory,many,services";  // which tables to print
+  std::string retain = "none,one";              // retention policies for the many-channels table
+  std::string memory = "default";               // where the many channels' memory comes from
 };
 
 struct ReportOptions {
@@ -35,6 +35,9 @@ struct ReportOptions {
   std::size_t many_capacity = 16;
   std::size_t burst = 16;
   bool memory_table = true;
+  // The services table: each service (services.h) per message size and
+  // capacity.
+  bool services_table = true;
   std::vector<Retention> retentions = {Retention::kKeepNone, Retention::kKeepOne};
   // "default" (the global operator new) and/or "pool" (a leanchan::BlockPool).
   std::vector<std::string> memories = {"default"};

@@ -62,7 +62,43 @@ std::string many_markdown(const std::vector<ManyChannelsRow>& many) {
   return out;
 }
 
-std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChannelsRow>& many) {
+std::string services_markdown(const std::vector<ServiceRow>& services) {
+  if (services.empty()) return {};
+  std::string out = absl::StrCat(
+      "## Heap bytes per service (allocator: ", profiler::heap_backend_name(),
+      ")\n\nA service: one channel, channel<T>(capacity), with what the program keeps to serve "
+      "it, allocated on the heap so that every byte is counted. Requested heap bytes per "
+      "service (",
+      kServicesPerRow,
+      " made together), relative to just before: idle = waiting for a message; fill = after "
+      "`capacity` sends, not served yet; drain = served (every message taken) and waiting "
+      "again. \"predicted\" is the service's formula; a mismatch is flagged.\n\n"
+      "| service | msg bytes | capacity | idle | fill | drain | predicted idle / fill / drain | "
+      "ok |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---|\n");
+  for (const ServiceRow& row : services) {
+    absl::StrAppendFormat(&out, "| %s | %d | %d | %d | %d | %d | %d / %d / %d | %s |\n",
+                          row.service, row.message_bytes, row.capacity, row.idle, row.fill,
+                          row.drain, row.predicted.create, row.predicted.fill, row.predicted.drain,
+                          row.matches() ? "yes" : "**MISMATCH**");
+  }
+  absl::StrAppend(&out,
+                  "\nFormulas (S = message bytes, C = capacity): the channel's, as "
+                  "leanchan-default's (b = min(default_block_size<T>, C)): idle 64, fill 64 + "
+                  "ceil(C/b)·(16 + b·S), drain 64 + 16 + b·S; then what each service holds:\n\n");
+  for (const Service& service : all_services()) {
+    absl::StrAppend(&out, "- ", service.name, " (", service.holds, "): ", service.formulas, "\n");
+  }
+#if !LEANCHAN_REPORT_HAVE_ASIO
+  absl::StrAppend(&out,
+                  "- leanchan::asio: not measured (the report was built without Asio's "
+                  "headers)\n");
+#endif
+  return out;
+}
+
+std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChannelsRow>& many,
+                const std::vector<ServiceRow>& services) {
   std::string out =
       "table,allocator,design,message_bytes,capacity,create,fill,drain,fill_allocations,"
       "predicted_create,predicted_fill,predicted_drain,matches\n";
@@ -88,10 +124,22 @@ std::string csv(const std::vector<MemoryRow>& rows, const std::vector<ManyChanne
                             row.burst2_ns_per_msg, row.memory);
     }
   }
+  if (!services.empty()) {
+    absl::StrAppend(&out,
+                    "\ntable,allocator,service,message_bytes,capacity,services,idle,fill,drain,"
+                    "predicted_idle,predicted_fill,predicted_drain,matches\n");
+    for (const ServiceRow& row : services) {
+      absl::StrAppendFormat(&out, "services,%s,%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s\n", allocator,
+                            row.service, row.message_bytes, row.capacity, row.services, row.idle,
+                            row.fill, row.drain, row.predicted.create, row.predicted.fill,
+                            row.predicted.drain, row.matches() ? "true" : "false");
+    }
+  }
   return out;
 }
 
-std::string json(const std::vector<MemoryRow>& rows, const std::vector<ManyChannelsRow>& many) {
+std::string json(const std::vector<MemoryRow>& rows, const std::vector<ManyChannelsRow>& many,
+                 const std::vector<ServiceRow>& services) {
   std::string out =
       absl::StrCat("{\n  \"allocator\": \"", profiler::heap_backend_name(), "\",\n  \"memory\": [");
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -118,6 +166,18 @@ std::string json(const std::vector<MemoryRow>& rows, const std::vector<ManyChann
         row.heap_drained, row.rss_idle, row.rss_burst, row.rss_drained, row.rss_trimmed, row.retain,
         row.burst2_allocs, row.burst2_ns_per_msg, row.memory);
   }
+  absl::StrAppend(&out, "\n  ],\n  \"services\": [");
+  for (std::size_t i = 0; i < services.size(); ++i) {
+    const ServiceRow& row = services[i];
+    absl::StrAppendFormat(
+        &out,
+        "%s\n    {\"service\": \"%s\", \"message_bytes\": %d, \"capacity\": %d, "
+        "\"services\": %d, \"idle\": %d, \"fill\": %d, \"drain\": %d, \"predicted\": "
+        "{\"idle\": %d, \"fill\": %d, \"drain\": %d}, \"matches\": %s}",
+        i == 0 ? "" : ",", row.service, row.message_bytes, row.capacity, row.services, row.idle,
+        row.fill, row.drain, row.predicted.create, row.predicted.fill, row.predicted.drain,
+        row.matches() ? "true" : "false");
+  }
   absl::StrAppend(&out, "\n  ]\n}\n");
   return out;
 }
@@ -133,11 +193,15 @@ std::optional<Format> parse_format(std::string_view name) {
 
 std::string format_report(Format format, const std::vector<const Design*>& designs,
                           const std::vector<MemoryRow>& rows,
-                          const std::vector<ManyChannelsRow>& many) {
+                          const std::vector<ManyChannelsRow>& many,
+                          const std::vector<ServiceRow>& services) {
   switch (format) {
-    case Format::kMarkdown: return memory_markdown(designs, rows) + many_markdown(many);
-    case Format::kCsv: return csv(rows, many);
-    case Format::kJson: return json(rows, many);
+    case Format::kMarkdown:
+      // The many-channels table ends without a blank line.
+      return memory_markdown(designs, rows) + many_markdown(many) +
+             (many.empty() || services.empty() ? "" : "\n") + services_markdown(services);
+    case Format::kCsv: return csv(rows, many, services);
+    case Format::kJson: return json(rows, many, services);
   }
   return {};
 }

@@ -10,6 +10,7 @@
 
 #include "designs.h"
 #include "memtable.h"
+#include "services.h"
 
 namespace leanchan::report {
 
@@ -17,10 +18,12 @@ enum class Format { kMarkdown, kCsv, kJson };
 std::optional<Format> parse_format(std::string_view name);
 
 // The whole report: the memory table (with each design's formulas as a
-// legend) and, if `many` is not empty, the many-channels table.
+// legend), if `many` is not empty the many-channels table, and if `services`
+// is not empty the services table (with each service's formulas).
 std::string format_report(Format format, const std::vector<const Design*>& designs,
                           const std::vector<MemoryRow>& rows,
-                          const std::vector<ManyChannelsRow>& many);
+                          const std::vector<ManyChannelsRow>& many,
+                          const std::vector<ServiceRow>& services = {});
 
 }  // namespace leanchan::report
 
