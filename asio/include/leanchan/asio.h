@@ -9,7 +9,9 @@
 ///   leanchan::asio::AsyncSender<Event> tx(io.get_executor(), raw_tx);
 ///
 ///   co_await tx.async_send(event, asio::use_awaitable);          // coroutine
-///   rx.async_recv([](asio::error_code ec, std::optional<Event> e) { ... });  // callback
+///   rx.async_recv([](asio::error_code ec, std::optional<Event> e) {  // callback
+///     if (!ec && e) handle(*e);
+///   });
 ///   auto op = rx.async_recv(asio::experimental::deferred);        // deferred
 /// @endcode
 ///

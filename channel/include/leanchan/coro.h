@@ -8,7 +8,7 @@
 ///     while (std::optional<Event> e = co_await rx.async_recv(executor)) handle(*e);
 ///   }
 ///   Task producer(leanchan::Sender<Event>& tx) {
-///     auto result = co_await tx.async_send(Event{...}, executor);  // waits for room
+///     auto result = co_await tx.async_send(Event{1}, executor);    // waits for room
 ///     if (!result.ok()) { /* kClosed, kNoMemory: std::move(result).value() is the event */ }
 ///   }
 /// @endcode

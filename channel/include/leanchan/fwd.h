@@ -94,7 +94,8 @@ enum class WaiterWatch : std::uint8_t { kDefault, kNone, kLong };
 /// @struct ChannelOptions
 /// How a channel is made (channel.h):
 /// @code
-///   channel<T>(1024, {.retention = Retention::kKeepNone, .memory = &pool});
+///   auto [tx, rx] = leanchan::channel<Event>(
+///       1024, {.retention = leanchan::Retention::kKeepNone, .memory = &pool});
 /// @endcode
 /// `memory`: where the control block and every block come from. Null (the
 /// default): the global operator new, and the control block is 64 bytes.

@@ -5,7 +5,7 @@
 /// reserve_many or try_reserve_many (leanchan/sender.h).
 ///
 /// @code
-///   if (auto permit = tx.reserve()) permit.send(Event{...});   // cannot fail
+///   if (auto permit = tx.reserve()) permit.send(Event{1});     // cannot fail
 ///   auto batch = tx.reserve_many(3);                          // all or none
 ///   while (batch) batch.send(next_event());
 /// @endcode

@@ -7,14 +7,18 @@
 /// @code
 ///   leanchan::ReadySet ready;                       // one eventfd
 ///   struct Service {
+///     Service(leanchan::ReadySet& set, leanchan::Receiver<Event> r)
+///         : entry(set, this), rx(std::move(r)) {}  // entry.user() is the service
 ///     leanchan::ReadyEntry entry;                   // first: it outlives rx, which
 ///     leanchan::Receiver<Event> rx;                 // detaches it when destroyed
 ///     bool ended = false;
 ///   };
+///   Service& service = *new Service(ready, std::move(rx));  // deleted once it ends
 ///   service.entry.watch(service.rx);                // attaches the entry's notifier
 ///   epoll_ctl(epoll, EPOLL_CTL_ADD, ready.fd(), &in_event);
+///   epoll_event events[16];
 ///   for (;;) {
-///     epoll_wait(epoll, ...);
+///     epoll_wait(epoll, events, 16, -1);
 ///     ready.drain([](leanchan::ReadyEntry& entry) {  // every entry that fired
 ///       auto* service = static_cast<Service*>(entry.user());
 ///       do {

@@ -7,10 +7,10 @@
 /// @code
 ///   auto [tx, rx] = leanchan::channel<Event>(64);
 ///   leanchan::Sender<Event> tx2 = tx;                   // another producer
-///   if (auto r = tx2.try_send(Event{...}); !r.ok()) {   // kFull or kClosed
+///   if (auto r = tx2.try_send(Event{1}); !r.ok()) {     // kFull or kClosed
 ///     keep(std::move(r).value());                       // the event comes back
 ///   }
-///   if (auto permit = tx.reserve()) permit.send(Event{...});  // cannot fail
+///   if (auto permit = tx.reserve()) permit.send(Event{2});  // cannot fail
 /// @endcode
 ///
 /// Thread-safety: a Sender may be used from one thread at a time; copies of it
@@ -171,9 +171,9 @@ class Sender {
   /// @code
   ///   for (;;) {
   ///     auto r = tx.try_send(std::move(v), n);    // uses n's slot, if any
-  ///     if (r.status() != SendStatus::kFull) break;
+  ///     if (r.status() != leanchan::SendStatus::kFull) break;
   ///     v = std::move(r).value();
-  ///     if (tx.notify_when_room(n) == RoomStatus::kArmed) wait_for_callback();
+  ///     if (tx.notify_when_room(n) == leanchan::RoomStatus::kArmed) wait_for_callback();
   ///   }
   /// @endcode
   /// Once a redeeming try_send returns, n may go away (it waits out a
