@@ -10,7 +10,7 @@
 #   layer 1  asio/                       channel
 #   layer 1  async/                      channel
 #   layer 1  baseline/                   channel (its futex wrapper)
-#   layer 2  profiler/report/            channel, profiler, baseline
+#   layer 2  profiler/report/            channel, profiler, baseline, asio
 #   layer 3  benchmarks/, examples/      all of the above (examples: the report's cli.h)
 #   layer 4  tests/                      everything
 set -euo pipefail
@@ -37,7 +37,7 @@ allowed_for() {
     asio) echo "asio channel" ;;
     async) echo "async channel" ;;
     baseline) echo "baseline channel" ;;
-    report) echo "report channel profiler baseline" ;;
+    report) echo "report channel profiler baseline asio" ;;
     benchmarks | examples) echo "channel profiler baseline asio async report" ;;
     tests) echo "channel profiler baseline asio async report" ;;
   esac
