@@ -62,16 +62,10 @@ ServiceRow measure_ready_set(std::size_t capacity) {
     drain = probe.live_bytes();
   }
   services.clear();  // before the set (~ReadySet checks)
-  ServiceRow row;
-  row.service = "ReadySet";
-  row.message_bytes = S;
-  row.capacity = capacity;
-  set_per_service(row, kServicesPerRow, idle, fill, drain);
   const Prediction channel = leanchan_prediction(S, default_block_size<T>, capacity);
-  row.predicted.create = channel.create + kReadyServiceBytes;
-  row.predicted.fill = channel.fill + kReadyServiceBytes;
-  row.predicted.drain = channel.drain + kReadyServiceBytes;
-  return row;
+  return per_service_row("ReadySet", S, capacity, kServicesPerRow, idle, fill, drain,
+                         {channel.create + kReadyServiceBytes, channel.fill + kReadyServiceBytes,
+                          channel.drain + kReadyServiceBytes});
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "memtable.h"
@@ -47,16 +48,25 @@ struct ServiceRow {
   }
 };
 
-// Sets row.services and the per-service figures from the totals of
-// `services` services; row.exact says whether each divided evenly.
-inline void set_per_service(ServiceRow& row, std::size_t services, std::int64_t idle_total,
-                            std::int64_t fill_total, std::int64_t drain_total) {
+// The row of `services` services measured together: the per-service
+// figures from their totals (row.exact says whether each divided evenly),
+// beside the per-service prediction.
+inline ServiceRow per_service_row(std::string name, std::size_t message_bytes, std::size_t capacity,
+                                  std::size_t services, std::int64_t idle_total,
+                                  std::int64_t fill_total, std::int64_t drain_total,
+                                  Prediction predicted) {
   const auto n = static_cast<std::int64_t>(services);
+  ServiceRow row;
+  row.service = std::move(name);
+  row.message_bytes = message_bytes;
+  row.capacity = capacity;
   row.services = services;
   row.idle = idle_total / n;
   row.fill = fill_total / n;
   row.drain = drain_total / n;
   row.exact = idle_total % n == 0 && fill_total % n == 0 && drain_total % n == 0;
+  row.predicted = predicted;
+  return row;
 }
 
 struct Service {

@@ -58,16 +58,10 @@ ServiceRow measure_asio(std::size_t capacity, std::int64_t step) {
     drain = probe.live_bytes();
   }
   services.clear();  // the pending receives are destroyed, their handlers uncalled
-  ServiceRow row;
-  row.service = "leanchan::asio";
-  row.message_bytes = S;
-  row.capacity = capacity;
-  set_per_service(row, kServicesPerRow, idle, fill, drain);
   const Prediction channel = leanchan_prediction(S, default_block_size<T>, capacity);
-  row.predicted.create = channel.create + kIdleBytes;
-  row.predicted.fill = channel.fill + kIdleBytes + step;
-  row.predicted.drain = channel.drain + kIdleBytes;
-  return row;
+  return per_service_row(
+      "leanchan::asio", S, capacity, kServicesPerRow, idle, fill, drain,
+      {channel.create + kIdleBytes, channel.fill + kIdleBytes + step, channel.drain + kIdleBytes});
 }
 
 }  // namespace
