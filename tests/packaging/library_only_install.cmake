@@ -12,15 +12,8 @@ foreach(var LEANCHAN_SOURCE_DIR WORK_DIR)
   endif()
 endforeach()
 
-function(run)
-  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}): ${ARGV}\n${out}")
-  endif()
-endfunction()
-macro(expect condition what)
-  cmake_language(EVAL CODE "if(NOT (${condition}))\n message(FATAL_ERROR [==[library-only install: ${what}]==])\nendif()")
-endmacro()
+set(LEANCHAN_EXPECT_PREFIX "library-only install")
+include(${CMAKE_CURRENT_LIST_DIR}/script_support.cmake)
 
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
@@ -33,7 +26,8 @@ expect("libraries" "no libleanchan under ${prefix}")
 expect("EXISTS ${prefix}/include/leanchan/channel.h" "no leanchan/channel.h installed")
 expect("EXISTS ${prefix}/include/leanchan/async/task.h" "no leanchan/async/task.h installed")
 expect("NOT EXISTS ${prefix}/bin/leanchan-memtable" "the report was installed without being built")
-file(GLOB_RECURSE profiler_files ${prefix}/*leanchanProfilerTargets*.cmake ${prefix}/*leanchan_profiler*)
+file(GLOB_RECURSE profiler_files ${prefix}/*leanchanProfilerTargets*.cmake ${prefix}/*leanchan_profiler*
+     ${prefix}/include/leanchan/profiler/*)
 expect("NOT profiler_files" "profiler files installed without being built: ${profiler_files}")
 
 # The package works for the library and the header-only parts ...

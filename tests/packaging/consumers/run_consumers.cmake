@@ -18,18 +18,9 @@ if(NOT DEFINED SHARED)
   set(SHARED OFF)
 endif()
 
-function(run)
-  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "command failed (${rc}): ${ARGV}\n${out}")
-  endif()
-  message(STATUS "${out}")
-endfunction()
-# expect("<if() condition>" "<message>"): fails with the message unless the
-# condition holds (evaluated in the caller's scope).
-macro(expect condition what)
-  cmake_language(EVAL CODE "if(NOT (${condition}))\n message(FATAL_ERROR [==[consumers: ${what}]==])\nendif()")
-endmacro()
+set(LEANCHAN_EXPECT_PREFIX consumers)
+set(LEANCHAN_RUN_VERBOSE ON)
+include(${CMAKE_CURRENT_LIST_DIR}/../script_support.cmake)
 
 set(consumers ${CMAKE_CURRENT_LIST_DIR})
 file(REMOVE_RECURSE ${WORK_DIR})
