@@ -191,6 +191,20 @@ TEST(Task, ACoroutineDestroyedInAsyncJoinIsNotResumed) {
   }
 }
 
+// On one thread with a ManualExecutor (join() there would wait for ever):
+// block_on runs the executor, with the other tasks on it, until the task
+// ends, and returns its result or rethrows.
+TEST(Task, BlockOnRunsTheExecutorUntilTheTaskEnds) {
+  leanchan::ManualExecutor executor;
+  auto [tx, rx] = leanchan::channel<int>(2);
+  (void)async::spawn(executor, produce(std::move(tx), executor, 100));
+  EXPECT_EQ(async::block_on(executor, consume(std::move(rx), executor)), 5050L);
+  EXPECT_EQ(async::block_on(executor, sum_of_doubles(3)), 12);
+  EXPECT_THROW(async::block_on(executor, fails()), std::runtime_error);
+  EXPECT_EQ(executor.run_pending(), 0u);  // nothing left behind, no stop left pending
+  EXPECT_EQ(async::block_on(executor, doubled(4)), 8);
+}
+
 void drop_a_failing_task() {
   leanchan::ManualExecutor executor;
   (void)async::spawn(executor, fails());  // detached

@@ -64,8 +64,8 @@
 /// never runs, its frame is not freed, and join() waits for ever: stop and
 /// join the executor only once the tasks have ended. Calling join() on the
 /// only thread that runs the task's executor (a ManualExecutor's) waits for
-/// ever too: run the executor instead, or join from another task with
-/// async_join.
+/// ever too: use block_on(executor, task) there (it runs the executor until
+/// the task ends), or join from another task with async_join.
 #ifndef LEANCHAN_ASYNC_TASK_H_
 #define LEANCHAN_ASYNC_TASK_H_
 
@@ -470,6 +470,38 @@ JoinHandle<T> spawn(Executor& executor, Task<T> task) {
   };
   executor.schedule(state->start);
   return JoinHandle<T>(state);
+}
+
+namespace detail {
+// Stops the executor when the task it wraps ends (the wrapper's locals go
+// before its frame's end, and the executor's run() returns once the run in
+// progress, which ends the frame, is over).
+struct StopOnExit {
+  ManualExecutor& executor;
+  ~StopOnExit() { executor.stop(); }
+};
+template <class T>
+Task<T> stopping_when_done(Task<T> task, ManualExecutor& executor) {
+  StopOnExit stop{executor};
+  if constexpr (std::is_void_v<T>) {
+    co_await std::move(task);
+  } else {
+    co_return co_await std::move(task);
+  }
+}
+}  // namespace detail
+
+/// Runs `task` to its end on the calling thread, which runs `executor`
+/// meanwhile (and every other task scheduled on it), then returns the
+/// task's result or rethrows its exception: Tokio's Runtime::block_on, for
+/// main() or a test. join() on the only thread that runs a ManualExecutor
+/// would wait for ever; this is the way to wait there. `executor` must not
+/// be run by another thread meanwhile; its stop() is taken by this call.
+template <class T>
+T block_on(ManualExecutor& executor, Task<T> task) {
+  JoinHandle<T> handle = spawn(executor, detail::stopping_when_done(std::move(task), executor));
+  executor.run();  // returns once the task has ended
+  return handle.join();
 }
 
 }  // namespace leanchan::async
