@@ -62,7 +62,7 @@ def check(label, pairs):
         if not ok: print(f"   missed: {what}")
 
 for lean in ('leanchan-b8', 'leanchan-b32'):
-    g1 = []; g2 = []; g3 = []
+    g1 = []; g2 = []; g3 = []; g4 = []
     for key, row in sorted(grid.items()):
         size, p, cap = key
         if lean not in row: continue
@@ -74,10 +74,13 @@ for lean in ('leanchan-b8', 'leanchan-b32'):
         if cap == 1:
             for peer in ('crossbeam', 'moodycamel'):
                 if peer in row: g3.append((row[lean] >= row[peer], f"{key} {row[lean]:.2f} vs {peer} {row[peer]:.2f} ({row[lean]/row[peer]:.2f}x)"))
+        if 'onetbb' in row:
+            g4.append((row[lean] >= row['onetbb'], f"{key} {row[lean]:.2f} vs onetbb {row['onetbb']:.2f} ({row[lean]/row['onetbb']:.2f}x)"))
     print(f"== {lean}")
     check("  >= crossbeam at capacity 1024", g1)
     check("  >= tokio, go, moodycamel at capacities 16 and 1024", g2)
     check("  >= crossbeam and moodycamel at capacity 1", g3)
+    if g4: check("  >= oneTBB's concurrent_bounded_queue in every row", g4)
     fl = [(v <= 2.0, f"{what} {v:.2f}x the floor") for what, d, v in floor if d == lean]
     if fl: check("  within 2x of the floor (capacity 1024, ping-pong)", fl)
     if lean in pp and 'crossbeam' in pp:
@@ -97,5 +100,5 @@ def geo(lean, peer, caps=(1, 16, 1024)):
     return math.exp(sum(map(math.log, xs))/len(xs)) if xs else float('nan'), len(xs)
 print("geometric means of leanchan's throughput over each peer's (rows compared):")
 for lean in ('leanchan-b8', 'leanchan-b32'):
-    means = [(peer,) + geo(lean, peer) for peer in ('crossbeam', 'tokio', 'go', 'moodycamel', 'flume')]
+    means = [(peer,) + geo(lean, peer) for peer in ('crossbeam', 'tokio', 'go', 'moodycamel', 'onetbb', 'flume')]
     print(f"  {lean}: " + ', '.join(f"{peer} {g:.2f}x ({n})" for peer, g, n in means if n))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # leanchan against the channels people use (docs/peers.md): C++ (leanchan,
-# the Tokio-style baseline, moodycamel), Rust (crossbeam-channel, flume,
+# the Tokio-style baseline, moodycamel, oneTBB), Rust (crossbeam-channel, flume,
 # async-channel, Tokio mpsc) and Go (buffered chan), on identical workloads,
 # one configuration per process. Prints Markdown tables of messages/s, CPU
 # time per message (cpu_ns_per_msg) and ratios on stdout, progress on
@@ -118,6 +118,8 @@ if [ -n "${PEERS_NO_INSTALL:-}" ]; then export LEANCHAN_NO_INSTALL=1; fi
 scripts/setup.sh >&2 || { log "scripts/setup.sh failed"; exit 1; }
 have_moodycamel=1
 ensure cpp-peers libconcurrentqueue-dev || have_moodycamel=0
+have_onetbb=1
+ensure cpp-peers libtbb-dev || have_onetbb=0
 log "building leanchan-peer-bench (C++) in $build_dir"
 if ! cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DLEANCHAN_BUILD_TESTS=OFF \
        -DLEANCHAN_BUILD_REPORT=OFF -DLEANCHAN_BUILD_EXAMPLES=OFF >"$build_dir/cmake-configure.log" 2>&1 ||
@@ -129,6 +131,9 @@ fi
 cpp_bin="$build_dir/benchmarks/leanchan-peer-bench"
 if ((have_moodycamel)) && ! grep -q "LEANCHAN_HAVE_MOODYCAMEL" "$build_dir/benchmarks/CMakeFiles/leanchan_peer_bench.dir/flags.make" 2>/dev/null; then
   have_moodycamel=0
+fi
+if ((have_onetbb)) && ! grep -q "LEANCHAN_HAVE_TBB" "$build_dir/benchmarks/CMakeFiles/leanchan_peer_bench.dir/flags.make" 2>/dev/null; then
+  have_onetbb=0
 fi
 
 # Rust: crossbeam-channel, Tokio (and libc, for getrusage) from Debian's
@@ -210,14 +215,16 @@ else
   skip "go: could not install golang-go"
 fi
 ((have_moodycamel)) || skip "moodycamel: libconcurrentqueue-dev not installed or not found by CMake"
+((have_onetbb)) || skip "onetbb: libtbb-dev not installed or not found by CMake"
 
 # ---------------------------------------------------------------- designs
-all_designs=(leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park moodycamel crossbeam flume async-channel tokio go)
+all_designs=(leanchan-b1 leanchan-b8 leanchan-b32 tokio-style tokio-style-park moodycamel onetbb crossbeam flume async-channel tokio go)
 designs=()
 for d in ${PEERS_DESIGNS:-${all_designs[*]}}; do
   case "$d" in
     leanchan-b1 | leanchan-b8 | leanchan-b32 | tokio-style | tokio-style-park) designs+=("$d") ;;
     moodycamel) ((have_moodycamel)) && designs+=("$d") ;;
+    onetbb) ((have_onetbb)) && designs+=("$d") ;;
     crossbeam | tokio | flume | async-channel) [ -n "$rust_bin" ] && has_rust_peer "$d" && designs+=("$d") ;;
     go) [ -n "$go_bin" ] && designs+=("$d") ;;
     *) echo "peers.sh: unknown design '$d' in PEERS_DESIGNS" >&2; exit 2 ;;
@@ -482,7 +489,7 @@ version() { "$@" 2>/dev/null | head -1; }
 echo "# leanchan against its peers: $(date -u +%Y-%m-%d)"
 echo
 echo "- machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(uname -sr), load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- C++: $(version c++ --version), -O3 (Release); moodycamel: $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null || echo none)"
+echo "- C++: $(version c++ --version), -O3 (Release); moodycamel: $(dpkg-query -W -f='${Version}' libconcurrentqueue-dev 2>/dev/null || echo none); oneTBB: $(dpkg-query -W -f='${Version}' libtbb-dev 2>/dev/null || echo none)"
 if [ -n "$rust_bin" ]; then
   rust_versions="crossbeam-channel $(dpkg-query -W -f='${Version}' librust-crossbeam-channel-dev 2>/dev/null)"
   for peer in "${rust_optional[@]}"; do

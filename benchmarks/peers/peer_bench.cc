@@ -94,6 +94,9 @@ constexpr const char* kUsage =
 #if defined(LEANCHAN_HAVE_MOODYCAMEL)
     " moodycamel"
 #endif
+#if defined(LEANCHAN_HAVE_TBB)
+    " onetbb"
+#endif
     " leanchan-coro"
 #if defined(LEANCHAN_PEERS_HAVE_ASIO)
     " leanchan-asio asio-channel"
@@ -948,6 +951,14 @@ int main(int argc, char** argv) {
   if (d == "moodycamel") {
     std::fprintf(stderr,
                  "leanchan-peer-bench: built without moodycamel (libconcurrentqueue-dev)\n");
+    return 3;
+  }
+#endif
+#if defined(LEANCHAN_HAVE_TBB)
+  if (d == "onetbb") return run_design<Threads<Tbb>>(options);
+#else
+  if (d == "onetbb") {
+    std::fprintf(stderr, "leanchan-peer-bench: built without oneTBB (libtbb-dev)\n");
     return 3;
   }
 #endif
