@@ -53,8 +53,9 @@
 ///
 /// JoinHandle<T> is what spawn returns. join() blocks the calling thread
 /// until the task has ended and returns its result (or rethrows its
-/// exception); co_await handle.async_join(executor) does the same in a
-/// coroutine, resumed on `executor`. Dropping the handle detaches the task,
+/// exception): never inside a run of an executor (see join()). co_await
+/// handle.async_join(executor) does the same in a coroutine, resumed on
+/// `executor`. Dropping the handle detaches the task,
 /// which runs on. An exception that escapes a task nobody joins (its handle
 /// dropped, or never joined) calls std::terminate with a message, as one
 /// escaping a std::thread does: exceptions never vanish.
@@ -127,7 +128,7 @@ struct JoinState {
   // let go.
   void complete() noexcept {
     // acq_rel: release publishes the result; acquire sees the waiter an
-    // async_join stored before its kAwaited (and a handle's kHandleGone).
+    // async_join stored before its kAwaited.
     const std::uint32_t before = flags.fetch_or(kDone, std::memory_order_acq_rel);
     if ((before & kHandleGone) != 0 && error) unjoined_exception(error);
     if ((before & kAwaited) != 0) {
@@ -265,19 +266,29 @@ class [[nodiscard]] Task {
   /// awaiting coroutine continues when it ends, with its result (or its
   /// exception rethrown). On an empty task it aborts with a message.
   auto operator co_await() && noexcept {
-    struct Awaiter {
-      std::coroutine_handle<promise_type> child;
+    // Owns the child frame from here on (the Task is empty), and destroys
+    // it at the end of the co_await expression: its by-value parameters
+    // go then, not when the Task variable does.
+    class Awaiter {
+     public:
+      explicit Awaiter(std::coroutine_handle<promise_type> child) noexcept : child_(child) {}
+      Awaiter(const Awaiter&) = delete;
+      Awaiter& operator=(const Awaiter&) = delete;
+      ~Awaiter() { child_.destroy(); }
       bool await_ready() const noexcept { return false; }
       std::coroutine_handle<> await_suspend(std::coroutine_handle<> parent) noexcept {
-        child.promise().continuation_ = parent;
-        return child;
+        child_.promise().continuation_ = parent;
+        return child_;
       }
-      T await_resume() { return child.promise().awaited_.take(); }
+      T await_resume() { return child_.promise().awaited_.take(); }
+
+     private:
+      std::coroutine_handle<promise_type> child_;
     };
     if (!handle_) [[unlikely]] {
       internal::contract_violation("co_await of an empty Task (moved from, spawned or awaited)");
     }
-    return Awaiter{handle_};
+    return Awaiter(std::exchange(handle_, nullptr));
   }
 
  private:
@@ -317,7 +328,7 @@ class JoinHandle {
   }
   /// Detaches the task. If it has ended with an exception nobody took,
   /// std::terminate with a message.
-  ~JoinHandle() { let_go(); }
+  ~JoinHandle() { let_go(std::exchange(state_, nullptr)); }
 
   /// True until joined or moved from.
   explicit operator bool() const noexcept { return state_ != nullptr; }
@@ -329,55 +340,67 @@ class JoinHandle {
   }
 
   /// Blocks until the task has ended; returns its result or rethrows its
-  /// exception. The handle is empty afterwards.
+  /// exception. The handle is empty afterwards. Never call it inside a run
+  /// of an executor (a task, a coroutine): a task spawned from a worker
+  /// may wait in that worker's own slot, and a ManualExecutor's only
+  /// thread would wait for itself. There, use async_join or block_on.
   T join() {
     State* state = checked();
+    // acquire (each load): pairs with complete()'s release, so that the
+    // result is seen once kDone is.
     std::uint32_t flags = state->flags.load(std::memory_order_acquire);
     while ((flags & State::kDone) == 0) {
       state->flags.wait(flags, std::memory_order_acquire);
-      // acquire: pairs with complete()'s release, so the result is seen.
       flags = state->flags.load(std::memory_order_acquire);
     }
-    return take();
+    state_ = nullptr;
+    return take(state);
   }
 
   /// co_await handle.async_join(executor): join() for a coroutine, which
   /// is resumed on `executor` once the task has ended (at once if it has).
-  /// The handle is empty afterwards. A coroutine suspended here may be
-  /// destroyed (the wait is withdrawn) under the rule of any leanchan
-  /// awaitable: on the executor's thread, or once no run can be in
-  /// progress (leanchan/coro.h, "Cancellation").
+  /// The handle is empty from this call on: the awaitable holds the task.
+  /// A coroutine suspended here may be destroyed (the wait is withdrawn,
+  /// and the task detached) under the rule of any leanchan awaitable: on
+  /// the executor's thread, or once no run can be in progress
+  /// (leanchan/coro.h, "Cancellation").
   auto async_join(Executor& executor) noexcept {
     class Awaiter {
      public:
-      Awaiter(JoinHandle& handle, Executor& executor) noexcept
-          : handle_(&handle), executor_(&executor) {}
+      Awaiter(State* state, Executor& executor) noexcept : state_(state), executor_(&executor) {}
       Awaiter(const Awaiter&) = delete;
       Awaiter& operator=(const Awaiter&) = delete;
-      ~Awaiter() { withdraw(); }
+      ~Awaiter() {
+        withdraw();
+        let_go(std::exchange(state_, nullptr));  // not awaited, or destroyed while waiting
+      }
 
       bool await_ready() const noexcept {
-        return (handle_->state_->flags.load(std::memory_order_acquire) & State::kDone) != 0;
+        // acquire: a true answer lets await_resume see the result.
+        return (state_->flags.load(std::memory_order_acquire) & State::kDone) != 0;
       }
       bool await_suspend(std::coroutine_handle<> coroutine) noexcept {
-        State* state = handle_->state_;
-        coroutine_ = coroutine;
         resume_.run = [](ExecutorTask* task) {
           static_cast<ResumeTask*>(task)->coroutine.resume();
         };
         resume_.coroutine = coroutine;
-        state->waiter = &resume_;
-        state->waiter_executor = executor_;
+        state_->waiter = &resume_;
+        state_->waiter_executor = executor_;
+        // Set before the RMW: once it lands without kDone, complete() may
+        // resume the coroutine on another thread, and nothing here may
+        // touch the frame any more.
+        armed_ = true;
         // acq_rel: release publishes the waiter to complete(); acquire
         // (when kDone is already set) sees the result.
         const std::uint32_t before =
-            state->flags.fetch_or(State::kAwaited, std::memory_order_acq_rel);
-        armed_ = (before & State::kDone) == 0;
-        return armed_;
+            state_->flags.fetch_or(State::kAwaited, std::memory_order_acq_rel);
+        if ((before & State::kDone) == 0) return true;
+        armed_ = false;  // ended first: complete() will not look at the waiter
+        return false;
       }
       T await_resume() {
         armed_ = false;
-        return handle_->take();
+        return take(std::exchange(state_, nullptr));
       }
 
      private:
@@ -388,28 +411,31 @@ class JoinHandle {
       // resumes a destroyed coroutine.
       void withdraw() noexcept {
         if (!armed_) return;
-        State* state = handle_->state_;
+        armed_ = false;
+        // acq_rel: acquire, so that a kDone seen here comes with the rest of
+        // complete()'s writes; release, so that complete() reading the bit
+        // cleared does not look at the waiter.
         const std::uint32_t before =
-            state->flags.fetch_and(~State::kAwaited, std::memory_order_acq_rel);
+            state_->flags.fetch_and(~State::kAwaited, std::memory_order_acq_rel);
         if ((before & State::kDone) == 0) return;  // complete() will not look
-        // complete() saw kAwaited: wait until it has scheduled, then
-        // withdraw the resumption.
-        std::uint32_t flags = state->flags.load(std::memory_order_acquire);
+        // complete() saw kAwaited: wait until it has scheduled the
+        // resumption (acquire: pairs with its release of
+        // kWaiterHandedOver), then withdraw it. The state stays alive: this
+        // awaitable holds a reference.
+        std::uint32_t flags = state_->flags.load(std::memory_order_acquire);
         while ((flags & State::kWaiterHandedOver) == 0) {
-          state->flags.wait(flags, std::memory_order_acquire);
-          flags = state->flags.load(std::memory_order_acquire);
+          state_->flags.wait(flags, std::memory_order_acquire);
+          flags = state_->flags.load(std::memory_order_acquire);
         }
         executor_->cancel(resume_);
       }
 
-      JoinHandle* handle_;
+      State* state_;
       Executor* executor_;
-      std::coroutine_handle<> coroutine_;
       ResumeTask resume_;
       bool armed_ = false;
     };
-    (void)checked();
-    return Awaiter(*this, executor);
+    return Awaiter(std::exchange(checked_mutable(), nullptr), executor);
   }
 
  private:
@@ -424,23 +450,29 @@ class JoinHandle {
     }
     return state_;
   }
+  State*& checked_mutable() noexcept {
+    (void)checked();
+    return state_;
+  }
 
-  // Called once kDone is seen (with acquire).
-  T take() {
-    State* state = std::exchange(state_, nullptr);
+  // The result of a task that has ended (kDone seen with acquire); lets go
+  // of the state.
+  static T take(State* state) {
     struct Release {
       State* state;
       ~Release() { state->release(); }
     } release{state};
+    // take() consumes the exception: it is not "nobody joined" any more.
     if (state->error) std::rethrow_exception(std::exchange(state->error, nullptr));
     if constexpr (!std::is_void_v<T>) return std::move(*state->value);
   }
 
-  void let_go() noexcept {
-    State* state = std::exchange(state_, nullptr);
+  // Detaches from the task (null: nothing held).
+  static void let_go(State* state) noexcept {
     if (state == nullptr) return;
-    // acq_rel: acquire sees an error the task stored before kDone; release
-    // orders this side's reads before complete() may free the state.
+    // acq_rel: acquire, so that an error the task stored before its kDone
+    // is seen here; the release half is not needed (the state is freed by
+    // release()'s own acq_rel RMW, whichever side comes last).
     const std::uint32_t before =
         state->flags.fetch_or(State::kHandleGone, std::memory_order_acq_rel);
     if ((before & State::kDone) != 0 && state->error) State::unjoined_exception(state->error);
@@ -473,20 +505,51 @@ JoinHandle<T> spawn(Executor& executor, Task<T> task) {
 }
 
 namespace detail {
-// Stops the executor when the task it wraps ends (the wrapper's locals go
-// before its frame's end, and the executor's run() returns once the run in
-// progress, which ends the frame, is over).
-struct StopOnExit {
+// co_await ResumeOn{executor}: continues the coroutine as a task of
+// `executor` (on its thread).
+struct ResumeOn {
+  struct Step : ExecutorTask {
+    std::coroutine_handle<> coroutine;
+  };
   ManualExecutor& executor;
-  ~StopOnExit() { executor.stop(); }
+  Step step;
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> coroutine) noexcept {
+    step.coroutine = coroutine;
+    step.run = [](ExecutorTask* task) { static_cast<Step*>(task)->coroutine.resume(); };
+    executor.schedule(step);  // nothing here touches the frame afterwards
+  }
+  void await_resume() const noexcept {}
 };
+
+// Runs `task`, then, on `executor`'s thread, stops it: the stop is issued
+// inside a run of `executor`, in the same run that ends this frame and
+// completes its JoinHandle, so that run() returns with the task finished.
+// Refers to nothing but the executor, so it may outlive a block_on that
+// left through an exception.
 template <class T>
 Task<T> stopping_when_done(Task<T> task, ManualExecutor& executor) {
-  StopOnExit stop{executor};
+  std::exception_ptr error;
   if constexpr (std::is_void_v<T>) {
-    co_await std::move(task);
+    try {
+      co_await std::move(task);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    co_await ResumeOn{executor, {}};
+    executor.stop();
+    if (error) std::rethrow_exception(error);
   } else {
-    co_return co_await std::move(task);
+    std::optional<T> value;
+    try {
+      value.emplace(co_await std::move(task));
+    } catch (...) {
+      error = std::current_exception();
+    }
+    co_await ResumeOn{executor, {}};
+    executor.stop();
+    if (error) std::rethrow_exception(error);
+    co_return std::move(*value);
   }
 }
 }  // namespace detail
@@ -496,11 +559,15 @@ Task<T> stopping_when_done(Task<T> task, ManualExecutor& executor) {
 /// task's result or rethrows its exception: Tokio's Runtime::block_on, for
 /// main() or a test. join() on the only thread that runs a ManualExecutor
 /// would wait for ever; this is the way to wait there. `executor` must not
-/// be run by another thread meanwhile; its stop() is taken by this call.
+/// be run by another thread meanwhile. A stop() of the executor made
+/// before or meanwhile is taken and ignored. An exception that another
+/// task's run throws (ManualExecutor::run passes it on) leaves block_on
+/// through it; `task` stays spawned and detached, and stops the executor
+/// once more when it ends.
 template <class T>
 T block_on(ManualExecutor& executor, Task<T> task) {
   JoinHandle<T> handle = spawn(executor, detail::stopping_when_done(std::move(task), executor));
-  executor.run();  // returns once the task has ended
+  while (!handle.is_finished()) executor.run();  // a stale stop returns early: run again
   return handle.join();
 }
 
