@@ -26,17 +26,19 @@ ManualExecutor::~ManualExecutor() {
 }
 
 void ManualExecutor::schedule(ExecutorTask& task) noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (task.queued) return;  // already queued: one run covers both requests
-    task.queued = true;
-    task.next = nullptr;
-    if (tail_ != nullptr)
-      tail_->next = &task;
-    else
-      head_ = &task;
-    tail_ = &task;
-  }
+  // The notify is made under the lock: once the lock is released, the
+  // running thread may take the task, finish, and destroy the executor
+  // (the task may be the last thing it waited for), so nothing here may
+  // touch the executor after the unlock.
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (task.queued) return;  // already queued: one run covers both requests
+  task.queued = true;
+  task.next = nullptr;
+  if (tail_ != nullptr)
+    tail_->next = &task;
+  else
+    head_ = &task;
+  tail_ = &task;
   wake_.notify_one();
 }
 
@@ -98,10 +100,8 @@ void ManualExecutor::run() {
 }
 
 void ManualExecutor::stop() noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopped_ = true;
-  }
+  std::lock_guard<std::mutex> lock(mutex_);  // notify under it, as schedule()
+  stopped_ = true;
   wake_.notify_all();
 }
 
@@ -439,9 +439,11 @@ void ThreadPoolExecutor::schedule(ExecutorTask& task) noexcept {
       s.arrived.push(task);
       s.publish_size_locked();
     }
-    if (!s.wake_needed_locked()) return;
+    // Woken under the lock, on the path that wakes a sleeper: after the
+    // unlock the task may run, and what waited for it destroy the pool,
+    // before a wake made then would touch its word.
+    if (s.wake_needed_locked()) s.wake_one();
   }
-  s.wake_one();
 }
 
 void ThreadPoolExecutor::cancel(ExecutorTask& task) noexcept {
