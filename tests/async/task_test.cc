@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -282,6 +283,65 @@ TEST(Task, BlockOnIgnoresAStopMadeBefore) {
   EXPECT_EQ(async::block_on(executor, doubled(5)), 10);
 }
 
+// block_on's task ending on a pool thread, the executor destroyed as soon
+// as block_on returns: the pool thread's schedule onto the executor (the
+// wrapper's hop back) must not touch it after its unlock (it used to
+// notify after it: TSan saw the destroyed condition variable signalled).
+TEST(Task, BlockOnWhoseTaskEndsOnAPoolMayDestroyItsExecutorAtOnce) {
+  const int rounds = static_cast<int>(300 * leanchan::testing::stress_scale()) + 20;
+  leanchan::ThreadPoolExecutor pool(1);
+  long sum = 0;
+  for (int i = 0; i < rounds; ++i) {
+    auto [tx, rx] = leanchan::channel<int>(1);
+    std::thread feeder([t = std::move(tx)]() mutable { (void)t.try_send(1); });
+    {
+      auto executor = std::make_unique<leanchan::ManualExecutor>();
+      auto on_pool = [](leanchan::Receiver<int> r, leanchan::Executor& p) -> async::Task<int> {
+        std::optional<int> v = co_await r.async_recv(p);  // resumed on the pool
+        co_return v.value_or(0);
+      };
+      sum += async::block_on(*executor, on_pool(std::move(rx), pool));
+    }
+    feeder.join();
+  }
+  EXPECT_EQ(sum, rounds);
+}
+
+// An exception another task's run throws out of ManualExecutor::run does
+// not leave block_on with its task still running (it used to, and the task
+// then touched the executor its caller had destroyed): block_on runs on
+// until the task has ended, then rethrows the other run's exception.
+TEST(Task, BlockOnRethrowsAnotherRunsExceptionOnlyOnceItsTaskEnded) {
+  auto executor = std::make_unique<leanchan::ManualExecutor>();
+  auto [tx, rx] = leanchan::channel<int>(1);
+  ASSERT_TRUE(tx.try_send(5).ok());
+  struct Thrower : leanchan::ExecutorTask {
+    leanchan::ManualExecutor* executor = nullptr;
+    int runs = 0;
+  } thrower;
+  thrower.executor = executor.get();
+  thrower.run = [](leanchan::ExecutorTask* task) {
+    auto* self = static_cast<Thrower*>(task);
+    if (self->runs++ == 0) return self->executor->schedule(*self);  // behind block_on's task
+    throw std::runtime_error("a bad run");
+  };
+  executor->schedule(thrower);
+  std::atomic<bool> ended{false};
+  auto receive = [](leanchan::Receiver<int> r, leanchan::Executor& ex,
+                    std::atomic<bool>& e) -> async::Task<int> {
+    std::optional<int> v = co_await r.async_recv(ex);
+    e.store(true);
+    co_return v.value_or(0);
+  };
+  EXPECT_THROW((void)async::block_on(*executor, receive(std::move(rx), *executor, ended)),
+               std::runtime_error);
+  EXPECT_TRUE(ended.load());
+  EXPECT_EQ(thrower.runs, 2);
+  EXPECT_EQ(executor->run_pending(), 0u);  // nothing left behind
+  executor.reset();
+  { auto gone = std::move(tx); }  // nothing scheduled on the destroyed executor
+}
+
 void drop_a_failing_task() {
   leanchan::ManualExecutor executor;
   (void)async::spawn(executor, fails());  // detached
@@ -310,6 +370,13 @@ TEST(TaskDeathTest, AnEmptyHandleOrTaskAbortsWithAMessage) {
   async::Task<int> task = doubled(2);
   async::Task<int> moved = std::move(task);
   EXPECT_DEATH((void)async::spawn(executor, std::move(task)), "leanchan: spawn of an empty Task");
+  auto twice = [](leanchan::Executor& ex) -> async::Task<int> {
+    auto awaitable = async::spawn(ex, doubled(1)).async_join(ex);
+    int first = co_await awaitable;
+    co_return first + co_await awaitable;  // the task is no longer there
+  };
+  EXPECT_DEATH((void)async::block_on(executor, twice(executor)),
+               "leanchan: co_await of an async_join awaitable already awaited");
 }
 
 // Many detached tasks on a pool, each with its own channel to the

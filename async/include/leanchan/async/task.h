@@ -361,10 +361,11 @@ class JoinHandle {
   /// is resumed on `executor` once the task has ended (at once if it has).
   /// The handle is empty from this call on: the awaitable holds the task.
   /// A coroutine suspended here may be destroyed (the wait is withdrawn,
-  /// and the task detached) under the rule of any leanchan awaitable: on
-  /// the executor's thread, or once no run can be in progress
+  /// and the task detached: if it ended, or ends, with an exception, that
+  /// is one nobody joins) under the rule of any leanchan awaitable: on the
+  /// executor's thread, or once no run can be in progress
   /// (leanchan/coro.h, "Cancellation").
-  auto async_join(Executor& executor) noexcept {
+  [[nodiscard]] auto async_join(Executor& executor) noexcept {
     class Awaiter {
      public:
       Awaiter(State* state, Executor& executor) noexcept : state_(state), executor_(&executor) {}
@@ -376,6 +377,9 @@ class JoinHandle {
       }
 
       bool await_ready() const noexcept {
+        if (state_ == nullptr) [[unlikely]] {
+          internal::contract_violation("co_await of an async_join awaitable already awaited");
+        }
         // acquire: a true answer lets await_resume see the result.
         return (state_->flags.load(std::memory_order_acquire) & State::kDone) != 0;
       }
@@ -561,14 +565,27 @@ Task<T> stopping_when_done(Task<T> task, ManualExecutor& executor) {
 /// would wait for ever; this is the way to wait there. `executor` must not
 /// be run by another thread meanwhile. A stop() of the executor made
 /// before or meanwhile is taken and ignored. An exception that another
-/// task's run throws (ManualExecutor::run passes it on) leaves block_on
-/// through it; `task` stays spawned and detached, and stops the executor
-/// once more when it ends.
+/// task's run throws (ManualExecutor::run passes it on) does not cut the
+/// wait short: block_on runs on until `task` has ended, then rethrows the
+/// first such exception (`task`'s own result or exception is dropped then,
+/// as an exception nobody joins would not be: it is taken here).
 template <class T>
 T block_on(ManualExecutor& executor, Task<T> task) {
   JoinHandle<T> handle = spawn(executor, detail::stopping_when_done(std::move(task), executor));
-  while (!handle.is_finished()) executor.run();  // a stale stop returns early: run again
-  return handle.join();
+  std::exception_ptr escaped;      // the first exception another task's run threw
+  while (!handle.is_finished()) {  // a stale stop returns early: run again
+    try {
+      executor.run();
+    } catch (...) {
+      if (!escaped) escaped = std::current_exception();
+    }
+  }
+  if (!escaped) return handle.join();
+  try {
+    (void)handle.join();
+  } catch (...) {  // taken, so that it is not "nobody joined"
+  }
+  std::rethrow_exception(escaped);
 }
 
 }  // namespace leanchan::async
