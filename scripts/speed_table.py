@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The README's speed table, generated from a grid that scripts/peers.sh printed.
+"""The speed table of docs/results.md, generated from a grid scripts/peers.sh printed.
 
     REPS=5 scripts/peers.sh > docs/grids/2026-12-07.md      # a full grid, kept
     scripts/speed_table.py docs/grids/2026-12-07.md          # prints the section
-    scripts/speed_table.py docs/grids/2026-12-07.md --replace README.md
-    scripts/speed_table.py docs/grids/2026-12-07.md --check README.md
+    scripts/speed_table.py docs/grids/2026-12-07.md --replace docs/results.md
+    scripts/speed_table.py docs/grids/2026-12-07.md --check docs/results.md
 
 The section: the 24-byte rows of the OS-thread grid for 1 and 4 producers
 at capacities 1, 16 and 1024, the ping-pong row, and the geometric means
 of leanchan-b32's throughput over each peer's across every row of the grid
-(every size, producer count and capacity). It lies in the README between
+(every size, producer count and capacity). It lies in the page between
 the lines `<!-- speed table: begin -->` and `<!-- speed table: end -->`;
 --replace rewrites it there, --check fails (exit 1) when it differs. Bad
 input (no grid table, a missing marker) is an error with exit 2.
@@ -22,7 +22,7 @@ import sys
 
 BEGIN = "<!-- speed table: begin -->"
 END = "<!-- speed table: end -->"
-# Column order and titles of the README's table; a design the grid lacks
+# Column order and titles of the table; a design the grid lacks
 # is left out.
 COLUMNS = [("leanchan-b8", "leanchan-b8"), ("leanchan-b32", "leanchan-b32 (default)"),
            ("crossbeam", "crossbeam"), ("tokio", "Tokio"), ("go", "Go"),
@@ -117,7 +117,7 @@ def section(grid, pingpong):
 
 def split_readme(text):
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise InputError(f"the README needs one '{BEGIN}' line and, after it, one '{END}' line")
+        raise InputError(f"the page needs one '{BEGIN}' line and, after it, one '{END}' line")
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return head, tail
@@ -127,8 +127,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("grid", help="a file scripts/peers.sh printed")
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--replace", metavar="README", help="rewrite the section in README")
-    group.add_argument("--check", metavar="README", help="exit 1 if README's section differs")
+    group.add_argument("--replace", metavar="PAGE", help="rewrite the section in PAGE")
+    group.add_argument("--check", metavar="PAGE", help="exit 1 if PAGE's section differs")
     args = parser.parse_args()
     try:
         with open(args.grid, encoding="utf-8") as f:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# scripts/speed_table.py: the README's speed section from a peers.sh grid.
+# scripts/speed_table.py: the results page's speed section from a peers.sh grid.
 # The grid here is made up in the shape peers.sh prints (a throughput table
 # per size/producers/capacity, a ping-pong table, a task table that must be
 # ignored); the expected cells and geometric means are computed here from

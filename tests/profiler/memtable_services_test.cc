@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The report's services table (profiler/report/services.h): what one service
 // costs, its channel together with what serves it, to the byte, against the
-// formula, for every message size and capacity; and the figures README.md
+// formula, for every message size and capacity; and the figures docs/results.md
 // and docs/memory.md state.
 #include <gtest/gtest.h>
 
@@ -78,7 +78,7 @@ TEST(MemtableServices, ReadySetServiceIsItsChannelPlusEntrySenderReceiver) {
     }
   }
   if constexpr (sizeof(void*) == 8) {
-    // README.md's rows: 72 + 8 + 48 = 128 bytes beside the channel.
+    // docs/results.md's rows: 72 + 8 + 48 = 128 bytes beside the channel.
     EXPECT_EQ(kHeld, 128);
     const ServiceRow small = service->measure(24, 1);
     EXPECT_EQ(small.idle, 192);
@@ -130,7 +130,7 @@ TEST(MemtableServices, AsioServiceIsItsChannelPlusObjectGateAndPendingReceive) {
   }
 #if !defined(LEANCHAN_ASIO_USE_BOOST) && LEANCHAN_ASIO_VERSION == 102201 && defined(__x86_64__) && \
     defined(__GLIBCXX__)
-  // README.md's rows (Debian 12: Asio 1.22.1, libstdc++, x86-64): 8 + 224 +
+  // docs/results.md's rows (Debian 12: Asio 1.22.1, libstdc++, x86-64): 8 + 224 +
   // 8 + 225 = 465 bytes beside the channel; a step of two Asio blocks, 33 +
   // 41 bytes.
   EXPECT_EQ(sizeof(leanchan::asio::AsyncReceiver<T24>), 224u);
