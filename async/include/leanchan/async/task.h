@@ -96,6 +96,15 @@ JoinHandle<T> spawn(Executor& executor, Task<T> task);
 
 namespace detail {
 
+// A task whose run resumes a coroutine: how a coroutine is handed to an
+// executor (spawn's first step, async_join's resumption, block_on's hop).
+struct ResumeTask : ExecutorTask {
+  ResumeTask() noexcept {
+    run = [](ExecutorTask* task) { static_cast<ResumeTask*>(task)->coroutine.resume(); };
+  }
+  std::coroutine_handle<> coroutine;
+};
+
 // What a spawned task and its JoinHandle share: the task's result, and who
 // is still using it. Allocated by spawn(); freed by whichever side lets go
 // last (`refs`).
@@ -106,15 +115,10 @@ struct JoinState {
   static constexpr std::uint32_t kAwaited = 4;           // a coroutine waits: `waiter`
   static constexpr std::uint32_t kWaiterHandedOver = 8;  // complete() is done with it
 
-  // The task's first step, scheduled by spawn().
-  struct Start : ExecutorTask {
-    std::coroutine_handle<> frame;
-  };
-
   std::atomic<std::uint32_t> flags{0};
   std::atomic<std::uint32_t> refs{2};  // the task's side and the handle's
-  Start start;
-  ExecutorTask* waiter = nullptr;  // with kAwaited
+  ResumeTask start;                    // the task's first step, scheduled by spawn()
+  ExecutorTask* waiter = nullptr;      // with kAwaited
   Executor* waiter_executor = nullptr;
   std::conditional_t<std::is_void_v<T>, std::monostate, std::optional<T>> value;
   std::exception_ptr error;
@@ -384,9 +388,6 @@ class JoinHandle {
         return (state_->flags.load(std::memory_order_acquire) & State::kDone) != 0;
       }
       bool await_suspend(std::coroutine_handle<> coroutine) noexcept {
-        resume_.run = [](ExecutorTask* task) {
-          static_cast<ResumeTask*>(task)->coroutine.resume();
-        };
         resume_.coroutine = coroutine;
         state_->waiter = &resume_;
         state_->waiter_executor = executor_;
@@ -408,9 +409,6 @@ class JoinHandle {
       }
 
      private:
-      struct ResumeTask : ExecutorTask {
-        std::coroutine_handle<> coroutine;
-      };
       // Destroyed while suspended: take the wait back so that nothing
       // resumes a destroyed coroutine.
       void withdraw() noexcept {
@@ -436,10 +434,11 @@ class JoinHandle {
 
       State* state_;
       Executor* executor_;
-      ResumeTask resume_;
+      detail::ResumeTask resume_;
       bool armed_ = false;
     };
-    return Awaiter(std::exchange(checked_mutable(), nullptr), executor);
+    (void)checked();
+    return Awaiter(std::exchange(state_, nullptr), executor);
   }
 
  private:
@@ -452,10 +451,6 @@ class JoinHandle {
     if (state_ == nullptr) [[unlikely]] {
       internal::contract_violation("use of an empty JoinHandle (joined or moved from)");
     }
-    return state_;
-  }
-  State*& checked_mutable() noexcept {
-    (void)checked();
     return state_;
   }
 
@@ -497,13 +492,10 @@ JoinHandle<T> spawn(Executor& executor, Task<T> task) {
     internal::contract_violation("spawn of an empty Task (moved from, spawned or awaited)");
   }
   auto* state = new detail::JoinState<T>;
-  state->start.frame = std::exchange(task.handle_, nullptr);
-  std::coroutine_handle<detail::Promise<T>>::from_address(state->start.frame.address())
+  state->start.coroutine = std::exchange(task.handle_, nullptr);
+  std::coroutine_handle<detail::Promise<T>>::from_address(state->start.coroutine.address())
       .promise()
       .join_ = state;
-  state->start.run = [](ExecutorTask* start) {
-    static_cast<typename detail::JoinState<T>::Start*>(start)->frame.resume();
-  };
   executor.schedule(state->start);
   return JoinHandle<T>(state);
 }
@@ -512,15 +504,11 @@ namespace detail {
 // co_await ResumeOn{executor}: continues the coroutine as a task of
 // `executor` (on its thread).
 struct ResumeOn {
-  struct Step : ExecutorTask {
-    std::coroutine_handle<> coroutine;
-  };
   ManualExecutor& executor;
-  Step step;
+  ResumeTask step;
   bool await_ready() const noexcept { return false; }
   void await_suspend(std::coroutine_handle<> coroutine) noexcept {
     step.coroutine = coroutine;
-    step.run = [](ExecutorTask* task) { static_cast<Step*>(task)->coroutine.resume(); };
     executor.schedule(step);  // nothing here touches the frame afterwards
   }
   void await_resume() const noexcept {}
