@@ -35,7 +35,7 @@ levels = [
     ["explore.h", "test_point.h", "list_lock.h", "fwd.h", "status.h", "position.h"],
     ["atomic.h"],
     ["futex.h", "spin_wait.h", "block.h", "wait_node.h", "lifetime.h", "permit_word.h"],
-    ["waiter_queue.h"],
+    ["waiter_queue.h", "wait_policy.h"],
     ["semaphore.h", "receiver_signal.h", "block_list.h"],
     ["channel_state.h"],
     ["provisioning.h", "give_back.h", "ending.h"],

@@ -9,8 +9,8 @@
 
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/contract.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 
@@ -112,7 +112,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
   // block to sleep, one futex round trip each.
   const std::uint32_t target = block_tag(block_number);
   BlockHeader* found = nullptr;
-  (void)watch(kOpenBlockWatch, [&] {
+  (void)watch(kWaitPolicy.open_block, [&] {
     found = tail_if_numbered(target);
     return found != nullptr ||
            (list_word_.load(std::memory_order_relaxed) & ListWord::kLocked) == 0;
@@ -154,7 +154,7 @@ bool BlockList::watch_while_locked() const noexcept {
     return (list_word_.load(std::memory_order_relaxed) & ListWord::kLocked) == 0;
   };
   if (unlocked()) return false;
-  return watch(kOpenBlockWatch, unlocked);
+  return watch(kWaitPolicy.open_block, unlocked);
 }
 
 bool BlockList::extend_locked(const Locked& held, std::uint32_t target, std::uint32_t claim_tag,

@@ -3,8 +3,8 @@
 #include "leanchan/internal/ending.h"
 
 #include "leanchan/internal/give_back.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 
@@ -35,8 +35,8 @@ bool Ending::is_finished(ChannelState& state, std::uint64_t receiver_index) noex
 }
 
 bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                           const void* context, std::uint64_t receiver_index,
-                           WatchDepth depth) noexcept {
+                           const void* context, std::uint64_t receiver_index, WatchDepth depth,
+                           const WaitPolicy& policy) noexcept {
   // Pauses between looks (doubling, or 64 or 512 each in the deep and long
   // watches), then yields: watching shared lines in a tight loop would slow
   // the very sender being waited for.
@@ -45,11 +45,10 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
     case WatchDepth::kDeep: LEANCHAN_TEST_POINT(kReceiverWatchesDeep); break;
     case WatchDepth::kShort: LEANCHAN_TEST_POINT(kReceiverWatchesShort); break;
   }
-  const SpinBudget& budget = receiver_watch(depth);
-  const int first_end_check = looks_before_pausing(budget, kReceiverEndCheckAfterPauses);
+  const int first_end_check = policy.end_check_look(depth);
   int look = 0;
   bool found = false;
-  (void)watch(budget, [&] {
+  (void)watch(policy.receiver(depth), [&] {
     found = ready(context);
     if (found) return true;
     return look++ >= first_end_check && is_finished(state, receiver_index);
@@ -58,7 +57,7 @@ bool Ending::watch_briefly(ChannelState& state, bool (*ready)(const void* contex
 }
 
 int Ending::watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
-                                std::uint32_t slots) noexcept {
+                                std::uint32_t slots, const WaitPolicy& policy) noexcept {
   LEANCHAN_TEST_POINT(kReceiverWatchesRestOfBlock);
   if (block == nullptr || block->tag(std::memory_order_relaxed) != tag) return 0;
   // The ready bits of slots `slot` .. slots - 1 (slots <= 32).
@@ -68,7 +67,7 @@ int Ending::watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std
   // Stalled: the same bits at two looks in a row (a pause budget apart).
   int looks = 0;
   std::uint32_t seen = 0;
-  (void)watch(kRestOfBlockWatch, [&] {
+  (void)watch(policy.rest_of_block, [&] {
     // relaxed: a look for the watch only; try_take's seq_cst load decides.
     const std::uint32_t bits = block->ready.load(std::memory_order_relaxed);
     const bool stalled = looks > 0 && bits == seen;

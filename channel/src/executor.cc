@@ -12,8 +12,8 @@
 #include "leanchan/internal/atomic.h"
 #include "leanchan/internal/contract.h"
 #include "leanchan/internal/futex.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan {
 
@@ -307,7 +307,7 @@ struct ThreadPoolExecutor::State {
         ++searching;
         lock.unlock();
         internal::spin_then_sleep(
-            internal::kPoolWorkerWatch,
+            internal::kWaitPolicy.pool_worker,
             [this] {
               // relaxed: hints; the worker takes the lock before it acts.
               return size.load(std::memory_order_relaxed) != 0 ||

@@ -6,8 +6,8 @@
 
 #include "leanchan/internal/block_list.h"
 #include "leanchan/internal/futex.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 namespace {
@@ -46,7 +46,7 @@ Locked ListLock::lock() const noexcept {
     futex_wait(word, value | ListWord::kContended, nullptr);
     return Slept::kLookAgain;
   };
-  (void)spin_then_sleep(kListLockWatch, taken, sleep);
+  (void)spin_then_sleep(kWaitPolicy.list_lock, taken, sleep);
   LEANCHAN_TEST_POINT(kListLocked);
   return Locked{};
 }

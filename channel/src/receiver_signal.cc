@@ -6,13 +6,13 @@
 
 #include <climits>
 
-#include "leanchan/internal/spin_wait.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 namespace {
 
 // Waits until a firing node's callback has returned: briefly by watching the
-// word (kCallbackWatch: callbacks are short, and the firer runs on another
+// word (kWaitPolicy.callback: callbacks are short, and the firer runs on another
 // core), then by sleeping on it.
 void await_callback(Atomic<std::uint32_t>& state, std::uint32_t firing,
                     std::uint32_t awaited) noexcept {
@@ -29,7 +29,7 @@ void await_callback(Atomic<std::uint32_t>& state, std::uint32_t firing,
     futex_wait(state, awaited, nullptr);
     return Slept::kLookAgain;
   };
-  (void)spin_then_sleep(kCallbackWatch, ready, sleep);
+  (void)spin_then_sleep(kWaitPolicy.callback, ready, sleep);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@
 
 #include "budget_refusal.h"
 #include "leanchan/internal/atomic.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 namespace {
@@ -87,7 +87,7 @@ std::uint32_t Semaphore::await_firing(WaitNode* node) noexcept {
     futex_wait(state, value, nullptr);
     return Slept::kLookAgain;
   };
-  (void)spin_then_sleep(kCallbackWatch, ready, sleep);
+  (void)spin_then_sleep(kWaitPolicy.callback, ready, sleep);
   return value;
 }
 
@@ -129,7 +129,7 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
   // watching: while a sender waits in the queue the word says so and
   // try_acquire fails.
   if (outcome == PermitOutcome::kFull && !expired) {
-    (void)watch(kFullBoundWatch, [&] {
+    (void)watch(kWaitPolicy.full_bound, [&] {
       const PermitWord::Word word = word_.peek();
       if ((word & PermitWord::kSendersWaitBit) != 0) return true;  // others queue: join them
       if (PermitWord::used_of(word) + count <= capacity() || (word & PermitWord::kClosedBit) != 0) {
@@ -167,7 +167,7 @@ PermitOutcome Semaphore::acquire(ThreadWaitNode& waiter, const Deadline* deadlin
 PermitOutcome Semaphore::await(ThreadWaitNode& waiter, bool first_in_line, bool expired,
                                const Deadline* deadline, const ListLock& lock) noexcept {
   const SpinBudget none{};
-  const SpinBudget& nudged = expired ? none : first_waiter_budget(first_waiter_watch());
+  const SpinBudget nudged = expired ? none : kWaitPolicy.first_waiter_for(first_waiter_watch());
   for (;;) {
     // Watch, then sleep, until the outcome is stored or the deadline passes.
     const std::uint32_t state =

@@ -20,8 +20,8 @@
 #include "leanchan/channel.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/ending.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace {
 
@@ -53,17 +53,17 @@ void count(TestPoint point) {
 enum class Drain { kRecv, kRecvMany };
 
 // The smallest deep and long capacities with the 8-slot blocks used
-// here: runway C - 8 + 1 = kDeepReceiverRunway, kLongReceiverRunway.
-constexpr std::size_t kFirstDeep = leanchan::internal::kDeepReceiverRunway + 8 - 1;
-constexpr std::size_t kFirstLong = leanchan::internal::kLongReceiverRunway + 8 - 1;
+// here: runway C - 8 + 1 = WaitPolicy::deep_runway, long_runway.
+constexpr std::size_t kFirstDeep = leanchan::internal::kWaitPolicy.deep_runway + 8 - 1;
+constexpr std::size_t kFirstLong = leanchan::internal::kWaitPolicy.long_runway + 8 - 1;
 
-// A message of 128 bytes, above kRestOfBlockMaxMessageBytes.
+// A message of 128 bytes, above WaitPolicy::rest_of_block_max_message_bytes.
 struct Large {
   int value = 0;
   char padding[124] = {};
   bool operator==(int other) const { return value == other; }
 };
-static_assert(sizeof(Large) > leanchan::internal::kRestOfBlockMaxMessageBytes);
+static_assert(sizeof(Large) > leanchan::internal::kWaitPolicy.rest_of_block_max_message_bytes);
 
 struct Watches {
   Watch first;  // the watch before the sleep
@@ -156,7 +156,7 @@ TEST(ReceiverWatch, TheRestOfBlockWatchOnlyWhereItPays) {
 // otherwise makes all its looks; none for a block with another tag.
 TEST(RestOfBlockWatch, StopsWhenTheRestIsThereOrTheSenderStopped) {
   using leanchan::internal::Ending;
-  using leanchan::internal::kRestOfBlockWatch;
+  using leanchan::internal::kWaitPolicy;
   leanchan::internal::BlockHeader block;
   block.number.store(5);
   block.ready.store(0xFF);  // slots 0..7 of 8
@@ -164,7 +164,7 @@ TEST(RestOfBlockWatch, StopsWhenTheRestIsThereOrTheSenderStopped) {
   block.ready.store(0x0F);  // slot 3 there, 4..7 not
   EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), 2);
   block.ready.store(0x07);  // slot 3 missing
-  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), kRestOfBlockWatch.looks());
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 3, 8), kWaitPolicy.rest_of_block.looks());
   EXPECT_EQ(Ending::watch_rest_of_block(&block, 6, 3, 8), 0);
   EXPECT_EQ(Ending::watch_rest_of_block(nullptr, 5, 3, 8), 0);
   // The mask at the ends of a 32-slot block.
@@ -173,7 +173,7 @@ TEST(RestOfBlockWatch, StopsWhenTheRestIsThereOrTheSenderStopped) {
   block.ready.store(0x80000000);
   EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 31, 32), 1);
   block.ready.store(0x7FFFFFFF);
-  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 31, 32), kRestOfBlockWatch.looks());
+  EXPECT_EQ(Ending::watch_rest_of_block(&block, 5, 31, 32), kWaitPolicy.rest_of_block.looks());
 }
 
 }  // namespace

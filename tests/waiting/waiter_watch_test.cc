@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "leanchan/channel.h"
-#include "leanchan/internal/spin_wait.h"
 #include "leanchan/internal/test_point.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace {
 
@@ -50,7 +50,7 @@ int looks_before_the_first_sleep(WaiterWatch watch) {
 }
 
 // Each watch makes budget.looks() looks, then one more before it sleeps.
-constexpr int kDefaultLooks = leanchan::internal::kFirstWaiterWatch.looks();
+constexpr int kDefaultLooks = leanchan::internal::kWaitPolicy.first_waiter.looks();
 
 TEST(WaiterWatch, TheDefaultWatchesTheFirstWaitersBudget) {
   EXPECT_EQ(kDefaultLooks, 64 + 16);

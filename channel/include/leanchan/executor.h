@@ -118,7 +118,7 @@ class LEANCHAN_API ManualExecutor final : public Executor {
 /// pool) never suspends, and the senders it readies wait until it does.
 ///
 /// Idle workers: a worker that finds no task watches the queues briefly
-/// (internal::kPoolWorkerWatch), then sleeps. A task scheduled from outside
+/// (the channel's waiting policy, pool_worker), then sleeps. A task scheduled from outside
 /// wakes a sleeper, unless a worker is watching or a wake-up is on its way
 /// already, and a worker that takes a task while one from outside still
 /// waits wakes the next: at most one wake-up per scheduled task, none while

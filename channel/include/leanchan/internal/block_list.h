@@ -103,7 +103,7 @@ class LEANCHAN_API BlockList : public ListLock {
     return tail;
   }
   // Finds the block numbered `block_number` (it is numbered already: see
-  // provisioning.h), waiting briefly for a lock holder (kOpenBlockWatch), then
+  // provisioning.h), waiting briefly for a lock holder (kWaitPolicy.open_block), then
   // under the lock: a block past the senders' block becomes the senders'
   // block. If it were not numbered, the list would be extended here as a
   // fallback that ends the process when an allocation fails.
@@ -142,7 +142,7 @@ class LEANCHAN_API BlockList : public ListLock {
   bool extend_locked(const Locked& held, std::uint32_t tag, std::uint32_t claim_tag,
                      const BlockLayout& layout, bool senders_wait) noexcept;
   // A sender whose check failed (covers): if the list is locked, watches
-  // it briefly (kOpenBlockWatch) until it is not, and returns true if it
+  // it briefly (kWaitPolicy.open_block) until it is not, and returns true if it
   // then is unlocked (the sender looks again without the lock); false at
   // once if it was not locked (the block is really not numbered), or if
   // the holder kept it through the watch.

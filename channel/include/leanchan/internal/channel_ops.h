@@ -18,7 +18,7 @@
 #include "leanchan/internal/give_back.h"
 #include "leanchan/internal/position.h"
 #include "leanchan/internal/provisioning.h"
-#include "leanchan/internal/spin_wait.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 
@@ -198,15 +198,15 @@ struct ChannelOps {
   // `modulus`: M for the channel's blocks (Positions::modulus, a constant
   // kept here so that a take needs no test of the slots per block);
   // `depth`: how far a sender can run ahead of the receiver (its runway,
-  // watch_depth_for_runway; a constant, kept here so that the wait reads
-  // no shared line for it), which says the longer watch a streaming
-  // receiver may use before it sleeps (receiver_watch);
+  // WaitPolicy::depth_for_runway; a constant, kept here so that the wait
+  // reads no shared line for it), which says the longer watch a streaming
+  // receiver may use before it sleeps (WaitPolicy::receiver);
   // `run`: the messages its blocking receives (recv, recv_many) took
   // since its last watch_briefly began, the one that watch found included
   // (counted to 2; Receiver::wait_take; the rest-of-block watch, which
   // needs a run, does not end one), which says whether it does;
   // `rest_of_block`: whether its channel allows the rest-of-block watch
-  // (a constant: watches_rest_of_block).
+  // (a constant: WaitPolicy::allows_rest_of_block).
   struct Cursor {
     std::uint64_t index = 0;
     BlockHeader* head = nullptr;
@@ -219,10 +219,11 @@ struct ChannelOps {
     bool rest_of_block = false;
   };
   static_assert(sizeof(Cursor) <= 32, "leanchan: the receiver's cursor fits in half a cache line");
-  static Cursor cursor_for(const ChannelState& state) noexcept {
-    // The runway (kDeepReceiverRunway, kLongReceiverRunway): C - b + 1 slots.
-    const WatchDepth depth = watch_depth_for_runway(state.capacity() - slots(state) + 1);
+  static Cursor cursor_for(const ChannelState& state,
+                           const WaitPolicy& policy = kWaitPolicy) noexcept {
     const std::uint32_t block_slots = slots(state);
+    // The runway (WaitPolicy): C - b + 1 slots.
+    const WatchDepth depth = policy.depth_for_runway(state.capacity() - block_slots + 1);
     // The claim position of a new channel (0, or where a test started it).
     return {state.claimed_position(),
             nullptr,
@@ -232,11 +233,10 @@ struct ChannelOps {
             false,
             depth,
             0,
-            depth == WatchDepth::kShort &&
-                (block_slots < state.capacity() || sizeof(T) <= kRestOfBlockMaxMessageBytes)};
+            policy.allows_rest_of_block(depth, block_slots, state.capacity(), sizeof(T))};
   }
   // The watch a blocking receive that found nothing uses: the channel's
-  // depth (kDeep or kLong, receiver_watch) when its last watch was
+  // depth (kDeep or kLong, WaitPolicy::receiver) when its last watch was
   // followed by a run of two messages or more (a sender is streaming ahead
   // of the receiver: looking again at once would only slow it); else the
   // doubling one, kShort (a message that comes alone, as a reply does, is
@@ -254,13 +254,8 @@ struct ChannelOps {
   // rest of its block (watch_rest_of_block): it streams (a run of two
   // messages or more since its last watch), two slots or more of its
   // block are left, and its channel allows it (Cursor::rest_of_block, set
-  // once by cursor_for): the doubling watch (a runway below
-  // kDeepReceiverRunway: the deep and long watches already let the sender
-  // run ahead), and either room for more than one block or messages of at
-  // most kRestOfBlockMaxMessageBytes (where one block holds the whole
-  // capacity, the sender cannot write while the receiver drains it, and
-  // for larger messages that overlap is worth more than the header line:
-  // docs/design.md, "The rest-of-block watch"). Reads only the cursor.
+  // once by cursor_for from WaitPolicy::allows_rest_of_block; docs/design.md,
+  // "The rest-of-block watch"). Reads only the cursor.
   static bool watches_rest_of_block(const Cursor& cursor) noexcept {
     return cursor.run >= 2 && cursor.rest_of_block &&
            place(cursor.index, cursor.slots).slot + 1 < cursor.slots;

@@ -12,7 +12,7 @@
 #include "leanchan/export.h"
 #include "leanchan/internal/block.h"
 #include "leanchan/internal/channel_state.h"
-#include "leanchan/internal/spin_wait.h"
+#include "leanchan/internal/wait_policy.h"
 
 namespace leanchan::internal {
 
@@ -40,20 +40,17 @@ class LEANCHAN_API Ending {
   static void notify_receiver_if_closed(ChannelState& state) noexcept {
     if (state.is_closed()) state.notify_receiver();
   }
-  // The receiver, before it sleeps, watches (with receiver_watch(depth):
-  // kReceiverWatch, or where senders can run far ahead kDeepReceiverWatch
-  // or kLongReceiverWatch) until ready(context) says the message may be
-  // there: true. False when
-  // the watch ends without it, or early, once it has paused
-  // kReceiverEndCheckAfterPauses times, if the channel has ended
-  // (is_finished). The end is not asked at
-  // once: it reads the shared line, and a receiver that keeps up watches
-  // after nearly every message.
+  // The receiver, before it sleeps, watches (with policy.receiver(depth))
+  // until ready(context) says the message may be there: true. False when
+  // the watch ends without it, or early, from look policy.end_check_look
+  // (depth) on, if the channel has ended (is_finished). The end is not
+  // asked at once: it reads the shared line, and a receiver that keeps up
+  // watches after nearly every message.
   static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                            const void* context, std::uint64_t receiver_index,
-                            WatchDepth depth) noexcept;
+                            const void* context, std::uint64_t receiver_index, WatchDepth depth,
+                            const WaitPolicy& policy = kWaitPolicy) noexcept;
   // A streaming receiver of a shallow channel, before watch_briefly
-  // (ChannelOps::watches_rest_of_block): watches (kRestOfBlockWatch) until
+  // (ChannelOps::watches_rest_of_block): watches (policy.rest_of_block) until
   // every slot of `block` from `slot` on is published, or slot `slot` is
   // and no ready bit changed between two looks (the senders stopped:
   // waiting on would only delay the message). Returns the looks it made:
@@ -64,7 +61,8 @@ class LEANCHAN_API Ending {
   // block with relaxed loads, as ChannelOps::may_be_ready does (try_take
   // decides).
   static int watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
-                                 std::uint32_t slots) noexcept;
+                                 std::uint32_t slots,
+                                 const WaitPolicy& policy = kWaitPolicy) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -42,7 +42,7 @@ class Locked {
 
 class LEANCHAN_API ListLock {
  public:
-  // Spins briefly (kListLockWatch), then sleeps until the lock is free.
+  // Spins briefly (kWaitPolicy.list_lock), then sleeps until the lock is free.
   // acquire: the holder sees everything the previous holder wrote.
   [[nodiscard]] Locked lock() const noexcept;
   // Publishes the list (and its senders' block's tag) and wakes one sleeper if any.

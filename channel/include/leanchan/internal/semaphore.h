@@ -67,8 +67,8 @@ class LEANCHAN_API Semaphore {
   }
   // Takes `waiter.wanted` slots, waiting in the FIFO queue while they are
   // not there, until `deadline` (null: forever): watches the word briefly
-  // (kFullBoundWatch), then, under the lock, runs `before_queue` and queues;
-  // the first in line watches its node (kFirstWaiterWatch) before it sleeps.
+  // (kWaitPolicy.full_bound), then, under the lock, runs `before_queue` and queues;
+  // the first in line watches its node (kWaitPolicy.first_waiter) before it sleeps.
   // kAcquired, kSent (a sender's waker moved its value in: ThreadWaitNode),
   // kClosed, or kTimedOut (its partial grant, wanted - needed slots, then
   // went to the next waiter).

@@ -52,12 +52,12 @@ enum class TestPoint {
   // The same waiter is about to sleep on its word (a futex wait).
   kThreadWaiterSleeps,
   // Ending::watch_briefly: the receiver starts watching with
-  // kDeepReceiverWatch, kLongReceiverWatch or kReceiverWatch.
+  // WaitPolicy::receiver_deep, receiver_long or receiver_short.
   kReceiverWatchesDeep,
   kReceiverWatchesLong,
   kReceiverWatchesShort,
   // ChannelOps::watch_rest_of_block: a streaming receiver of a shallow
-  // channel starts watching for the rest of its block (kRestOfBlockWatch).
+  // channel starts watching for the rest of its block (WaitPolicy::rest_of_block).
   kReceiverWatchesRestOfBlock,
   // ChannelState::claim_position: a holder of a permit taken earlier
   // claims its position (the two-step send, a reservation's send), not
