@@ -12,6 +12,7 @@
 #   layer 1  baseline/                   channel (its futex wrapper)
 #   layer 2  profiler/report/            channel, profiler, baseline, asio
 #   layer 3  benchmarks/, examples/      all of the above (examples: the report's cli.h)
+#   layer 3  proxy/                      channel, async, asio, profiler, baseline
 #   layer 4  tests/                      everything
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,7 @@ allowed_for() {
     baseline) echo "baseline channel" ;;
     report) echo "report channel profiler baseline asio" ;;
     benchmarks | examples) echo "channel profiler baseline asio async report" ;;
+    proxy) echo "proxy channel profiler baseline asio async" ;;
     tests) echo "channel profiler baseline asio async report" ;;
   esac
 }
@@ -53,6 +55,7 @@ component_of_file() {
     baseline/*) echo baseline ;;
     benchmarks/*) echo benchmarks ;;
     examples/*) echo examples ;;
+    proxy/*) echo proxy ;;
     tests/*) echo tests ;;
     *) echo none ;;
   esac

@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian packages leanchan needs, only those missing.
-#   scripts/setup.sh [mode]: with a scripts/test.sh mode, also what only
-#   that mode needs.
+#   scripts/setup.sh [mode]: takes scripts/test.sh's mode; every mode needs
+#   the same packages.
 # Runs apt-get as root (directly, or through sudo when not root).
 # LEANCHAN_NO_INSTALL=1 skips it.
 set -euo pipefail
 
-packages=(cmake g++ clang make pkg-config gnuplot-nox libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev libasio-dev clang-format patch)
-case "${1:-}" in
-  # leanchan::asio on Boost.Asio (header-only; about 150 MB installed)
-  boost | boost-asan) packages+=(libboost1.81-dev) ;;
-esac
+# libboost1.81-dev (header-only; about 150 MB installed): leanchan-proxy
+# (Boost.Asio and Beast), and leanchan::asio on Boost.Asio (the boost modes).
+packages=(cmake g++ clang make pkg-config gnuplot-nox libgtest-dev libbenchmark-dev libabsl-dev libmimalloc-dev libasio-dev libboost1.81-dev clang-format patch)
 # LEANCHAN_NO_INSTALL=1: install nothing (a system without apt, or one you
 # manage yourself); CMake then says which part it skips for a missing
 # dependency (or fails, with LEANCHAN_REQUIRE_ALL=ON).

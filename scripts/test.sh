@@ -17,6 +17,10 @@
 #                            the asio tests, the only ones it changes
 #   scripts/test.sh boost-asan  the same under ASan+UBSan
 #
+# leanchan-proxy (always on Boost.Asio and Beast, whatever the mode) is
+# built and tested (label proxy) in the optimized, ASan and TSan modes; the
+# other modes leave it out.
+#
 # Sanitizer runs shrink the stress rounds (LEANCHAN_STRESS_SCALE) to fit CI.
 # The schedule explorer (labels explore, explore-mutants) runs in the
 # optimized and ASan builds; under TSan it is skipped: it runs one thread at
@@ -34,13 +38,13 @@ case "$mode" in
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
   tsan) build=build-tsan; flags=(-DLEANCHAN_SANITIZE=thread -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.1}"; skip=(-LE explore) ;;
-  clang) build=build-clang; flags=(-DCMAKE_CXX_COMPILER=clang++ -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+  clang) build=build-clang; flags=(-DCMAKE_CXX_COMPILER=clang++ -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF -DLEANCHAN_BUILD_PROXY=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=() ;;
-  portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_BLOCK_POOL_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+  portable) build=build-portable; flags=(-DLEANCHAN_WAIT_BACKEND=portable -DLEANCHAN_BLOCK_POOL_BACKEND=portable -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF -DLEANCHAN_BUILD_PROXY=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(-LE explore) ;;
-  boost) build=build-boost; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+  boost) build=build-boost; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF -DLEANCHAN_BUILD_PROXY=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-1}"; skip=(); targets=(asio_tests); only=(-L asio) ;;
-  boost-asan) build=build-boost-asan; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON "-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF)
+  boost-asan) build=build-boost-asan; flags=(-DLEANCHAN_ASIO_USE_BOOST=ON "-DLEANCHAN_SANITIZE=address;undefined" -DLEANCHAN_CONSUMER_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF -DLEANCHAN_BUILD_PROXY=OFF)
         scale="${LEANCHAN_STRESS_SCALE:-0.3}"; skip=(); targets=(asio_tests); only=(-L asio) ;;
   *) echo "usage: $0 [release|asan|tsan|clang|portable|boost|boost-asan]" >&2; exit 2 ;;
 esac
