@@ -148,8 +148,10 @@ class Connection final : public ConnectionBase,
     for (;;) {
       std::optional<Request> request = co_await dispatch_.recv();
       if (!request) co_return;
+      // Once the proxy stops, the reader marks the last request it reads
+      // keep_alive = false; every request read before it is still answered.
       Response response = co_await answer(*request);
-      response.keep_alive = request->keep_alive && !stopping();
+      response.keep_alive = request->keep_alive;
       // Counted before the write, so a client that read its response sees
       // it counted in /admin/stats.
       if (request->kind == Request::Kind::kService) {

@@ -422,6 +422,49 @@ def test_sigterm(backend_ports):
     check(not problems, "; ".join(problems[:5]))
 
 
+def read_response(sock, buffer, what):
+    """One whole response from `sock` (after `buffer`): (head, body, rest)."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        check(chunk, f"{what}: the connection closed before the answer")
+        buffer += chunk
+    head, _, buffer = buffer.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(buffer) < length:
+        chunk = sock.recv(65536)
+        check(chunk, f"{what}: the connection closed inside the answer")
+        buffer += chunk
+    return head, buffer[:length], buffer[length:]
+
+
+def test_sigterm_answers_what_was_read():
+    """Three pipelined requests to a slow backend: the first answer comes
+    300 ms after the proxy read all three, and a SIGTERM then still gets the
+    other two answered, in order, before the proxy exits 0 within the
+    upstream timeout and a second."""
+    backend, ports = start_backend("--delay-ms=300")
+    proxy, port = start_proxy(ports, "--probe-interval-ms=0", "--upstream-timeout-ms=2000")
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    paths = [f"/svc/{7 + i}/draining/{i}" for i in range(3)]
+    sock.sendall(b"".join(f"GET {p} HTTP/1.1\r\nHost: p\r\n\r\n".encode() for p in paths))
+    buffer = b""
+    for index, path in enumerate(paths):
+        head, body, buffer = read_response(sock, buffer, f"draining {path}")
+        check(head.startswith(b"HTTP/1.1 200"), f"draining {path}: {head[:40]!r}")
+        check(f"x-path: {path}".encode() in head.lower(), f"draining: {head!r} where {path} was due")
+        check(body == BODY, f"draining {path}: body {body[:80]!r}")
+        if index == 0:
+            proxy.send_signal(signal.SIGTERM)  # the other two are read and not answered yet
+    check(read_until_closed(sock) == b"", "draining: bytes after the last answer")
+    sock.close()
+    stop(proxy, "proxy (draining pipelined requests)", timeout=3)
+    stop(backend, "backend (draining)")
+
+
 def main():
     os.environ.setdefault("TSAN_OPTIONS", "halt_on_error=1")
     began = time.monotonic()
@@ -438,6 +481,7 @@ def main():
     test_bad_flags(ports)
     test_idle_timeout(ports)
     test_sigterm(ports)
+    test_sigterm_answers_what_was_read()
     stop(backend, "backend")
     print(f"proxy_test[{CHANNEL}]: ok ({time.monotonic() - began:.1f} s)", flush=True)
 
