@@ -56,7 +56,11 @@ class Wakeup {
   explicit Wakeup(const net::any_io_executor& executor)
       : state_(std::make_shared<State>(executor)) {}
   void notify() const {
-    net::post(state_->timer.get_executor(), [state = state_] {
+    // A copy: the posted step may run, and the last other owner go, before
+    // post() returns.
+    std::shared_ptr<State> state = state_;
+    const auto executor = state->timer.get_executor();
+    net::post(executor, [state = std::move(state)] {
       state->pending = true;
       state->timer.cancel();
     });
@@ -124,7 +128,8 @@ struct Leanchan {
     TrySend try_send(const HealthEvent& event) {
       auto result = tx_.try_send(event);
       if (result.ok()) return TrySend::kSent;
-      return result.status() == leanchan::SendStatus::kFull ? TrySend::kFull : TrySend::kClosed;
+      // No memory for a block is transient: the checker retries as when full.
+      return result.status() == leanchan::SendStatus::kClosed ? TrySend::kClosed : TrySend::kFull;
     }
     // Takes everything there, re-arming until nothing is (ready_set.h).
     void drain(ApplyHealth apply) {
@@ -252,7 +257,9 @@ struct TokioStyle {
         if (result.ok()) co_return true;
         if (result.status() != leanchan::SendStatus::kFull) co_return false;
         request = std::move(result).value();
+        sender_waiting_ = true;
         co_await room_.wait();  // the receiving side took one, or ended
+        sender_waiting_ = false;
       }
     }
     void finish_send() { tx_.reset(); }
@@ -260,7 +267,7 @@ struct TokioStyle {
       for (;;) {
         auto result = rx_->try_recv();
         if (result.ok()) {
-          room_.notify();
+          if (sender_waiting_) room_.notify();
           co_return std::move(result).value();
         }
         if (result.status() == leanchan::RecvStatus::kDisconnected) co_return std::nullopt;
@@ -290,6 +297,7 @@ struct TokioStyle {
 
     Wakeup data_;
     Wakeup room_;
+    bool sender_waiting_ = false;  // both sides run on one thread
     std::optional<tokio_style::Sender<Request>> tx_;
     std::optional<tokio_style::Receiver<Request>> rx_;
   };

@@ -28,15 +28,21 @@ namespace proxy {
 class FlapBatch {
  public:
   FlapBatch(const net::any_io_executor& executor, std::size_t events)
-      : remaining_(events), done_(executor) {}
+      : events_(events), remaining_(events), done_(executor) {}
+  // acq_rel: the last decrement sees every earlier event applied, and its
+  // notify() carries that to wait() through the post.
   void applied() {
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify();
   }
+  // Returns once the notify() of the last applied() has run here: never on
+  // the count alone, which reaches zero before that notify() is done with
+  // this object (the batch goes when wait() returns).
   net::awaitable<void> wait() {
-    if (remaining_.load(std::memory_order_acquire) != 0) co_await done_.wait();
+    if (events_ != 0) co_await done_.wait();
   }
 
  private:
+  const std::size_t events_;
   std::atomic<std::size_t> remaining_;
   Wakeup done_;
 };
