@@ -23,7 +23,7 @@
 #   --duration=D        wrk duration, e.g. 30s, 2m (30s)
 #   --connections=C     wrk connections (400); --wrk-threads=T (2)
 #   --channels=a,b      rows: leanchan, tokio-style, asio, hyper (all)
-#   --threads=N         the proxies' --threads (unset: their default, all cores)
+#   --threads=N         the proxies' --threads (nproc), passed to every row
 #   --backend-threads=N the backend's --threads (1)
 #   --out=DIR           table, CSVs, chart, logs (BUILD/proxy-load)
 #   --build-dir=DIR     build directory (build-proxy; or LEANCHAN_PROXY_BUILD_DIR)
@@ -42,7 +42,7 @@ usage() { sed -n '3,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 die_usage() { echo "proxy_load.sh: $*" >&2; exit 2; }
 
 reps=5 services=10000 idle=10000 duration=30s connections=400 wrk_threads=2
-channels_arg="leanchan,tokio-style,asio,hyper" proxy_threads="" backend_threads=1
+channels_arg="leanchan,tokio-style,asio,hyper" proxy_threads=$(nproc 2>/dev/null || echo 2) backend_threads=1
 out_dir="" build_dir="${LEANCHAN_PROXY_BUILD_DIR:-$root/build-proxy}"
 proxy_bin="" backend_bin="" hyper_bin=""
 quick=0
@@ -409,3 +409,17 @@ for s in "${skipped[@]}"; do echo "skipped $s"; done
 ((${#skipped[@]} > 0)) && echo
 python3 "$tool" summarize "$runs" "$out_dir" "$(IFS=,; echo "${rows[*]}")" || exit 1
 ((failed_runs == 0)) || { log "$failed_runs run(s) failed (logs in $out_dir)"; exit 1; }
+# Every row clean: no answer but 2xx, no socket error, every idle
+# connection held, exit 0 after SIGTERM.
+python3 - "$runs" <<'EOF' || { log "a row was not clean (above; logs in $out_dir)"; exit 1; }
+import json, sys
+bad = 0
+for line in open(sys.argv[1]):
+    run = json.loads(line)
+    if run["non2xx"] or run["socket_errors"] or run["idle_failed"] or run["exit_code"]:
+        bad += 1
+        print(f"proxy_load.sh: [{run['channel']}-rep{run['rep']}] non2xx={run['non2xx']} "
+              f"socket_errors={run['socket_errors']} idle_failed={run['idle_failed']} "
+              f"exit={run['exit_code']}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
