@@ -43,7 +43,7 @@ expect("\"${installed}\" STREQUAL \"bin/consumer\"" "the consumer's install also
 # stack needed).
 run(${CMAKE_COMMAND} -S ${LEANCHAN_SOURCE_DIR} -B ${WORK_DIR}/leanchan ${common}
     -DBUILD_SHARED_LIBS=${SHARED} -DLEANCHAN_BUILD_TESTS=OFF -DLEANCHAN_BUILD_BENCHMARKS=OFF
-    -DLEANCHAN_BUILD_REPORT=OFF -DLEANCHAN_BUILD_EXAMPLES=OFF)
+    -DLEANCHAN_BUILD_REPORT=OFF -DLEANCHAN_BUILD_EXAMPLES=OFF -DLEANCHAN_BUILD_PROXY=OFF)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/leanchan)
 run(${CMAKE_COMMAND} --install ${WORK_DIR}/leanchan --prefix ${WORK_DIR}/prefix)
 expect("EXISTS ${WORK_DIR}/prefix/share/doc/leanchan/LICENSE" "the package does not ship LICENSE")
