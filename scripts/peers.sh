@@ -79,37 +79,11 @@ skipped=()  # "design: why", printed above the table
 skip() { skipped+=("$1"); log "skipping $1"; }
 
 # ---------------------------------------------------------------- install
-as_root=()
-if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
-apt_updated=0
-# ensure GROUP PACKAGE...: installs the missing packages; non-zero on
-# failure, with the reason in $ensure_why.
-ensure_why=""
-ensure() {
-  local group=$1; shift
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  if [ -n "${PEERS_NO_INSTALL:-}" ]; then
-    ensure_why="missing ${missing[*]} (PEERS_NO_INSTALL set)"; log "$group: $ensure_why"; return 1
-  fi
-  if [ "$(id -u)" -ne 0 ] && ((${#as_root[@]} == 0)); then
-    ensure_why="missing ${missing[*]} and not root (no sudo)"; log "$group: $ensure_why"; return 1
-  fi
-  if ((apt_updated == 0)); then
-    log "apt-get update"
-    "${as_root[@]}" apt-get update >"$build_dir/apt-update.log" 2>&1 || {
-      log "apt-get update failed (see $build_dir/apt-update.log)"; }
-    apt_updated=1
-  fi
-  log "$group: installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends \
-    "${missing[@]}" >"$build_dir/apt-$group.log" 2>&1 || {
-    ensure_why="apt-get install ${missing[*]} failed (see $build_dir/apt-$group.log)"
-    log "$group: $ensure_why"; return 1; }
-}
+ensure_log_dir=$build_dir
+ensure_no_install=""
+[ -n "${PEERS_NO_INSTALL:-}" ] && ensure_no_install="PEERS_NO_INSTALL set"
+# shellcheck source=lib/ensure.sh
+source "$root/scripts/lib/ensure.sh"
 
 # ---------------------------------------------------------------- build
 # C++ (required: leanchan is what is measured).

@@ -132,37 +132,11 @@ end() {  # end PID...: SIGTERM, wait, forget (the failure paths of a run)
 }
 
 # ---------------------------------------------------------------- install
-as_root=()
-if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null; then as_root=(sudo); fi
-apt_updated=0
-ensure_why=""
-# ensure GROUP PACKAGE...: installs the missing packages; non-zero on
-# failure, with the reason in $ensure_why.
-ensure() {
-  local group=$1; shift
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  ((${#missing[@]} == 0)) && return 0
-  if [ "${LEANCHAN_NO_INSTALL:-0}" = 1 ]; then
-    ensure_why="missing ${missing[*]} (LEANCHAN_NO_INSTALL=1)"; log "$group: $ensure_why"; return 1
-  fi
-  if [ "$(id -u)" -ne 0 ] && ((${#as_root[@]} == 0)); then
-    ensure_why="missing ${missing[*]} and not root (no sudo)"; log "$group: $ensure_why"; return 1
-  fi
-  if ((apt_updated == 0)); then
-    log "apt-get update"
-    "${as_root[@]}" apt-get update >"$out_dir/apt-update.log" 2>&1 ||
-      log "apt-get update failed (see $out_dir/apt-update.log)"
-    apt_updated=1
-  fi
-  log "$group: installing ${missing[*]}"
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y --no-install-recommends \
-    "${missing[@]}" >"$out_dir/apt-$group.log" 2>&1 || {
-    ensure_why="apt-get install ${missing[*]} failed (see $out_dir/apt-$group.log)"
-    log "$group: $ensure_why"; return 1; }
-}
+ensure_log_dir=$out_dir
+ensure_no_install=""
+[ "${LEANCHAN_NO_INSTALL:-0}" = 1 ] && ensure_no_install="LEANCHAN_NO_INSTALL=1"
+# shellcheck source=lib/ensure.sh
+source "$root/scripts/lib/ensure.sh"
 
 command -v python3 >/dev/null || ensure tools python3 || { log "python3 is required"; exit 1; }
 ensure tools wrk || { log "wrk is required: $ensure_why"; exit 1; }
