@@ -107,10 +107,32 @@ class Connection final : public ConnectionBase,
     co_await finish_send(self->dispatch_);
   }
   static net::awaitable<void> write_side(std::shared_ptr<Connection> self) {
-    co_await self->write_responses();
+    const bool answered_all = co_await self->write_responses();
     self->dispatch_.finish_recv();
+    if (answered_all) co_await self->linger();
     self->close_socket();
   }
+  // After the last answer: half-closes, then reads and drops what the
+  // client still sends until it closes or kLinger passes. Closing with
+  // unread input would send a reset, which can destroy the answer just
+  // written before the client reads it (after a 400, say). Only after the
+  // writer answered all: it ended on the request the reader sent last, or
+  // on the end of the channel, so the reader has ended and no read runs
+  // beside this one.
+  net::awaitable<void> linger() {
+    error_code error;
+    socket_.shutdown(tcp::socket::shutdown_send, error);
+    if (error) co_return;
+    arm_deadline(kLinger, /*idle=*/false);  // closes the socket when it passes
+    char sink[4096];
+    for (;;) {
+      auto [read_error, bytes] = co_await socket_.async_read_some(net::buffer(sink), kTuple);
+      (void)bytes;
+      if (read_error) break;
+    }
+    disarm_deadline();
+  }
+  static constexpr std::chrono::milliseconds kLinger{1000};
 
   bool stopping() const noexcept { return state_.stopping.load(std::memory_order_relaxed); }
 
@@ -144,10 +166,11 @@ class Connection final : public ConnectionBase,
     }
   }
 
-  net::awaitable<void> write_responses() {
+  // True once it answered the last request; false on a failed write.
+  net::awaitable<bool> write_responses() {
     for (;;) {
       std::optional<Request> request = co_await dispatch_.recv();
-      if (!request) co_return;
+      if (!request) co_return true;
       // Once the proxy stops, the reader marks the last request it reads
       // keep_alive = false; every request read before it is still answered.
       Response response = co_await answer(*request);
@@ -159,7 +182,8 @@ class Connection final : public ConnectionBase,
       }
       const bool written = co_await write_response(socket_, response);
       --in_flight_;
-      if (!written || !response.keep_alive) co_return;
+      if (!written) co_return false;
+      if (!response.keep_alive) co_return true;
     }
   }
 

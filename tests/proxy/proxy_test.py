@@ -221,6 +221,17 @@ def test_malformed(port):
         data = read_until_closed(sock)
         check(data.startswith(b"HTTP/1.1 400"), f"malformed {request!r}: got {data[:100]!r}")
         sock.close()
+    # A client still sending after its malformed head (a body, say) can send
+    # it all and then read the 400: a close with unread input would reset
+    # the connection under it.
+    sock = socket.create_connection(("127.0.0.1", port))
+    try:
+        sock.sendall(b"GARBAGE\r\n\r\n" + b"x" * 8_000_000)
+    except (ConnectionResetError, BrokenPipeError) as error:
+        fail(f"malformed with more input: sending the rest failed: {error!r}")
+    data = read_until_closed(sock)
+    check(data.startswith(b"HTTP/1.1 400"), f"malformed with more input: got {data[:100]!r}")
+    sock.close()
     # Half a head: closed after the header timeout.
     sock = socket.create_connection(("127.0.0.1", port))
     began = time.monotonic()
