@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "command_line.h"
+
 namespace {
 
 namespace net = boost::asio;
@@ -45,21 +47,13 @@ struct Options {
 };
 
 [[noreturn]] void fail(std::string_view flag, std::string_view why) {
-  std::fprintf(stderr, "leanchan-proxy-backend: %.*s: %.*s\n", static_cast<int>(flag.size()),
-               flag.data(), static_cast<int>(why.size()), why.data());
-  std::exit(2);
+  proxy::flag_error("leanchan-proxy-backend", flag, why);
 }
 
 std::size_t parse_number(std::string_view flag, std::string_view value, std::size_t min,
                          std::size_t max) {
-  std::size_t result = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() || result < min ||
-      result > max) {
-    fail(flag, "bad value '" + std::string(value) + "' (a whole number from " +
-                   std::to_string(min) + " to " + std::to_string(max) + ")");
-  }
-  return result;
+  return static_cast<std::size_t>(
+      proxy::parse_flag_number("leanchan-proxy-backend", flag, value, min, max));
 }
 
 Options parse(int argc, char** argv) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <thread>
 
+#include "command_line.h"
 #include "messages.h"
 
 namespace proxy {
@@ -32,21 +33,12 @@ constexpr const char* kUsage =
     "Prints 'ready port=P' once listening.\n";
 
 [[noreturn]] void fail(std::string_view flag, std::string_view why) {
-  std::fprintf(stderr, "leanchan-proxy: %.*s: %.*s\n", static_cast<int>(flag.size()), flag.data(),
-               static_cast<int>(why.size()), why.data());
-  std::exit(2);
+  flag_error("leanchan-proxy", flag, why);
 }
 
 std::uint64_t parse_number(std::string_view flag, std::string_view value, std::uint64_t min,
                            std::uint64_t max) {
-  std::uint64_t result = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), result);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() || result < min ||
-      result > max) {
-    fail(flag, "bad value '" + std::string(value) + "' (a whole number from " +
-                   std::to_string(min) + " to " + std::to_string(max) + ")");
-  }
-  return result;
+  return static_cast<std::uint64_t>(parse_flag_number("leanchan-proxy", flag, value, min, max));
 }
 
 HostPort parse_host_port(std::string_view flag, std::string_view value) {
