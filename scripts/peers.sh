@@ -84,6 +84,8 @@ ensure_no_install=""
 [ -n "${PEERS_NO_INSTALL:-}" ] && ensure_no_install="PEERS_NO_INSTALL set"
 # shellcheck source=lib/ensure.sh
 source "$root/scripts/lib/ensure.sh"
+# shellcheck source=lib/cargo_offline.sh
+source "$root/scripts/lib/cargo_offline.sh"
 
 # ---------------------------------------------------------------- build
 # C++ (required: leanchan is what is measured).
@@ -136,17 +138,7 @@ if ensure rust-peers cargo rustc librust-crossbeam-channel-dev librust-tokio-dev
     log "building the Rust peers (offline, /usr/share/cargo/registry${rust_features[*]:+, features ${rust_features[*]}})"
     rm -rf "$build_dir/rust-src"
     cp -r "$root/benchmarks/peers/rust" "$build_dir/rust-src"
-    mkdir -p "$build_dir/cargo-home"
-    cat >"$build_dir/cargo-home/config.toml" <<'EOF'
-[source.crates-io]
-replace-with = "debian"
-
-[source.debian]
-directory = "/usr/share/cargo/registry"
-
-[net]
-offline = true
-EOF
+    cargo_offline_home "$build_dir/cargo-home"
     rustc_bin=${PEERS_RUSTC:-/usr/bin/rustc}
     [ -x "$rustc_bin" ] || rustc_bin=$(command -v rustc || true)
     feature_args=()

@@ -137,6 +137,8 @@ ensure_no_install=""
 [ "${LEANCHAN_NO_INSTALL:-0}" = 1 ] && ensure_no_install="LEANCHAN_NO_INSTALL=1"
 # shellcheck source=lib/ensure.sh
 source "$root/scripts/lib/ensure.sh"
+# shellcheck source=lib/cargo_offline.sh
+source "$root/scripts/lib/cargo_offline.sh"
 
 command -v python3 >/dev/null || ensure tools python3 || { log "python3 is required"; exit 1; }
 ensure tools wrk || { log "wrk is required: $ensure_why"; exit 1; }
@@ -191,17 +193,7 @@ if wants hyper && [ -z "$hyper_bin" ]; then
       log "building leanchan-proxy-hyper (offline, /usr/share/cargo/registry)"
       rm -rf "$build_dir/hyper-src"
       cp -r "$root/proxy/hyper" "$build_dir/hyper-src"
-      mkdir -p "$build_dir/cargo-home"
-      cat >"$build_dir/cargo-home/config.toml" <<'EOF'
-[source.crates-io]
-replace-with = "debian"
-
-[source.debian]
-directory = "/usr/share/cargo/registry"
-
-[net]
-offline = true
-EOF
+      cargo_offline_home "$build_dir/cargo-home"
       if (cd "$build_dir/hyper-src" && env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS \
             CARGO_HOME="$build_dir/cargo-home" RUSTC="$rustc_bin" \
             CARGO_TARGET_DIR="$build_dir/hyper-target" "$cargo_bin" build --release --offline \
