@@ -166,6 +166,37 @@ def test_other_paths(port):
     conn.close()
 
 
+class Cut(Exception):
+    """The connection closed before a whole response came; `started`: part of it did."""
+
+    def __init__(self, started):
+        super().__init__(started)
+        self.started = started
+
+
+def receive_response(sock, buffer):
+    """One whole response from `sock`, after what `buffer` holds: (head, body, rest)."""
+    started = bool(buffer)
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise Cut(started)
+        buffer += chunk
+        started = True
+    head, _, buffer = buffer.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(buffer) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise Cut(True)
+        buffer += chunk
+    return head, buffer[:length], buffer[length:]
+
+
 def test_pipelining(port, count=12):
     """Requests sent in one write are answered in order."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -361,29 +392,15 @@ def test_sigterm(backend_ports):
     counts = [0] * clients
 
     def one_response(sock, buffer):
-        """(complete?, got any byte?, rest): reads one response."""
-        got_any = bool(buffer)
-        while b"\r\n\r\n" not in buffer:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return False, got_any, buffer
-            buffer += chunk
-            got_any = True
-        head, _, rest = buffer.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value)
-        while len(rest) < length:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return False, True, rest
-            rest += chunk
-        if not head.startswith(b"HTTP/1.1 200") or rest[:length] != BODY:
+        """(complete?, got any byte?, (rest, closes?)): reads one response."""
+        try:
+            head, body, rest = receive_response(sock, buffer)
+        except Cut as cut:
+            return False, cut.started, None
+        if not head.startswith(b"HTTP/1.1 200") or body != BODY:
             problems.append(f"incomplete or not 200: {head[:60]!r}")
         closes = b"connection: close" in head.lower()
-        return True, True, (rest[length:], closes)
+        return True, True, (rest, closes)
 
     def client(index):
         waited = False
@@ -435,21 +452,10 @@ def test_sigterm(backend_ports):
 
 def read_response(sock, buffer, what):
     """One whole response from `sock` (after `buffer`): (head, body, rest)."""
-    while b"\r\n\r\n" not in buffer:
-        chunk = sock.recv(65536)
-        check(chunk, f"{what}: the connection closed before the answer")
-        buffer += chunk
-    head, _, buffer = buffer.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value)
-    while len(buffer) < length:
-        chunk = sock.recv(65536)
-        check(chunk, f"{what}: the connection closed inside the answer")
-        buffer += chunk
-    return head, buffer[:length], buffer[length:]
+    try:
+        return receive_response(sock, buffer)
+    except Cut as cut:
+        fail(f"{what}: the connection closed {'inside' if cut.started else 'before'} the answer")
 
 
 def test_sigterm_answers_what_was_read():
