@@ -180,10 +180,11 @@ class Connection final : public ConnectionBase,
       if (request->kind == Request::Kind::kService) {
         state_.requests.fetch_add(1, std::memory_order_relaxed);
       }
-      const bool written = co_await write_response(socket_, response);
+      const bool keep_alive = response.keep_alive;
+      const bool written = co_await write_response(socket_, std::move(response));
       --in_flight_;
       if (!written) co_return false;
-      if (!response.keep_alive) co_return true;
+      if (!keep_alive) co_return true;
     }
   }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 namespace proxy {
 namespace beast = boost::beast;
@@ -96,12 +97,12 @@ net::awaitable<ClientReader::Outcome> ClientReader::read(tcp::socket& socket, Re
   co_return Outcome::kRequest;
 }
 
-net::awaitable<bool> write_response(tcp::socket& socket, const Response& response) {
+net::awaitable<bool> write_response(tcp::socket& socket, Response&& response) {
   http::response<http::string_body> message{static_cast<http::status>(response.status), 11};
   message.set(http::field::content_type, response.content_type);
   if (!response.x_endpoint.empty()) message.set("X-Endpoint", response.x_endpoint);
   if (!response.x_path.empty()) message.set("X-Path", response.x_path);
-  message.body() = response.body;
+  message.body() = std::move(response.body);
   message.keep_alive(response.keep_alive);
   message.prepare_payload();
   auto [error, bytes] = co_await http::async_write(socket, message, kTuple);

@@ -37,8 +37,8 @@ class ClientReader {
 };
 
 // Writes `response` with Content-Length and Connection headers; false on a
-// write error.
-net::awaitable<bool> write_response(tcp::socket& socket, const Response& response);
+// write error. Takes the body over (no copy of it per answer).
+net::awaitable<bool> write_response(tcp::socket& socket, Response&& response);
 
 }  // namespace proxy
 

@@ -85,7 +85,6 @@ net::awaitable<std::optional<UpstreamResponse>> UpstreamPool::get(std::size_t en
     response.status = message.result_int();
     response.x_endpoint = std::string(message["X-Endpoint"]);
     response.x_path = std::string(message["X-Path"]);
-    response.content_type = std::string(message[http::field::content_type]);
     response.body = std::move(message.body());
     if (message.keep_alive() && buffer.size() == 0 && idle.size() < kMaxIdlePerEndpoint) {
       stream->expires_never();

@@ -21,7 +21,6 @@ struct UpstreamResponse {
   unsigned status = 0;
   std::string x_endpoint;
   std::string x_path;
-  std::string content_type;
   std::string body;
 };
 
