@@ -4,13 +4,13 @@
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "channels.h"
+#include "command_line.h"
 #include "dispatch.h"
 #include "health.h"
 #include "leanchan/profiler/heap_counters.h"
@@ -23,11 +23,8 @@ using WorkGuard = net::executor_work_guard<net::io_context::executor_type>;
 tcp::endpoint resolve(const char* flag, const HostPort& address) {
   error_code error;
   const auto ip = net::ip::make_address(address.host, error);
-  if (error) {
-    std::fprintf(stderr, "leanchan-proxy: %s: bad address '%s' (an IP address)\n", flag,
-                 address.host.c_str());
-    std::exit(2);
-  }
+  if (error)
+    flag_error("leanchan-proxy", flag, "bad address '" + address.host + "' (an IP address)");
   return tcp::endpoint(ip, address.port);
 }
 
