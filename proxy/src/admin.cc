@@ -11,17 +11,17 @@ namespace proxy {
 
 std::string stats_json(const Stats& stats) {
   char line[512];
-  const int size =
-      std::snprintf(line, sizeof(line),
-                    "{\"channel\":\"%.*s\",\"services\":%zu,\"connections\":%llu,\"requests\":%llu,"
-                    "\"heap_requested_bytes\":%lld,\"heap_per_service\":%.1f,\"rss_bytes\":%llu,"
-                    "\"health_events\":%llu}",
-                    static_cast<int>(stats.channel.size()), stats.channel.data(), stats.services,
-                    static_cast<unsigned long long>(stats.connections),
-                    static_cast<unsigned long long>(stats.requests),
-                    static_cast<long long>(stats.heap_requested_bytes), stats.heap_per_service,
-                    static_cast<unsigned long long>(stats.rss_bytes),
-                    static_cast<unsigned long long>(stats.health_events));
+  const int size = std::snprintf(
+      line, sizeof(line),
+      "{\"channel\":\"%.*s\",\"services\":%zu,\"connections\":%llu,\"requests\":%llu,"
+      "\"heap_requested_bytes\":%lld,\"heap_per_service\":%.1f,\"rss_bytes\":%llu,"
+      "\"health_events\":%llu,\"service_entry_bytes\":%zu}",
+      static_cast<int>(stats.channel.size()), stats.channel.data(), stats.services,
+      static_cast<unsigned long long>(stats.connections),
+      static_cast<unsigned long long>(stats.requests),
+      static_cast<long long>(stats.heap_requested_bytes), stats.heap_per_service,
+      static_cast<unsigned long long>(stats.rss_bytes),
+      static_cast<unsigned long long>(stats.health_events), stats.service_entry_bytes);
   return std::string(line, size > 0 ? static_cast<std::size_t>(size) : 0);
 }
 

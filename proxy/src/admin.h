@@ -18,6 +18,7 @@ struct Stats {
   std::uint64_t requests = 0;
   std::int64_t heap_requested_bytes = 0;
   double heap_per_service = 0;
+  std::size_t service_entry_bytes = 0;  // the table's own bytes per service
   std::uint64_t rss_bytes = 0;
   std::uint64_t health_events = 0;
 };

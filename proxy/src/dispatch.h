@@ -231,6 +231,7 @@ class Connection final : public ConnectionBase,
     stats.requests = state_.requests.load(std::memory_order_relaxed);
     stats.heap_requested_bytes = heap_requested_bytes();
     stats.heap_per_service = state_.heap_per_service;
+    stats.service_entry_bytes = table_.entry_bytes();
     stats.rss_bytes = rss_bytes();
     stats.health_events = state_.health.events.load(std::memory_order_relaxed);
     Response response = plain(200, stats_json(stats) + "\n");

@@ -83,6 +83,10 @@ class ServiceTable {
   }
 
   std::size_t size() const noexcept { return count_; }
+  // What the table itself holds per service (its up set and the design's
+  // slot: the channel's handles and its drain registration), beside what
+  // the channel allocates.
+  static constexpr std::size_t entry_bytes() noexcept { return sizeof(Service); }
   std::size_t endpoints() const noexcept { return endpoints_; }
 
   // An up endpoint of `service`, round-robin per thread; nullopt if none.

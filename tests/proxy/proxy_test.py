@@ -68,10 +68,10 @@ def start_backend(*extra):
     return proc, [int(p) for p in ports.split(",")]
 
 
-def start_proxy(backend_ports, *extra):
+def start_proxy(backend_ports, *extra, services=SERVICES):
     backends = ",".join(f"127.0.0.1:{p}" for p in backend_ports)
     proc, port = start([PROXY, "--listen=127.0.0.1:0", f"--backends={backends}",
-                        f"--services={SERVICES}", f"--channel={CHANNEL}", "--threads=2",
+                        f"--services={services}", f"--channel={CHANNEL}", "--threads=2",
                         f"--header-timeout-ms={HEADER_TIMEOUT_MS}", *extra], "ready port=")
     return proc, int(port)
 
@@ -290,7 +290,7 @@ def test_stats(port, min_requests, min_events):
     check(body.count(b"\n") <= 1 and body.strip().count(b"\n") == 0, "/admin/stats: not one line")
     stats = json.loads(body)
     fields = ["channel", "services", "connections", "requests", "heap_requested_bytes",
-              "heap_per_service", "rss_bytes", "health_events"]
+              "heap_per_service", "rss_bytes", "health_events", "service_entry_bytes"]
     check(list(stats) == fields, f"/admin/stats fields {list(stats)}")
     check(stats["channel"] == CHANNEL, f"channel {stats['channel']!r}")
     check(stats["services"] == SERVICES, f"services {stats['services']}")
@@ -482,6 +482,35 @@ def test_sigterm_answers_what_was_read():
     stop(backend, "backend (draining)")
 
 
+# What a leanchan channel costs idle with Retention::kKeepNone: its control
+# block alone (docs/memory.md).
+LEANCHAN_IDLE_CHANNEL_BYTES = 64
+
+
+def test_service_cost(backend_ports):
+    """The heap a service costs, from two proxies that differ only in their
+    service count (the fixed part cancels): the table's entry plus, for
+    leanchan, exactly one idle channel's control block; for the other
+    designs at least the entry."""
+    heaps = {}
+    for services in (1000, 3000):
+        proxy, port = start_proxy(backend_ports, "--probe-interval-ms=0", services=services)
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        _, body = get(conn, "/admin/stats")
+        conn.close()
+        stats = json.loads(body)
+        heaps[services] = stats["heap_requested_bytes"]
+        entry = stats["service_entry_bytes"]
+        stop(proxy, f"proxy ({services} services)")
+    per_service = (heaps[3000] - heaps[1000]) / 2000
+    if CHANNEL == "leanchan":
+        check(per_service == entry + LEANCHAN_IDLE_CHANNEL_BYTES,
+              f"a service costs {per_service} bytes, not its entry ({entry}) "
+              f"+ {LEANCHAN_IDLE_CHANNEL_BYTES}")
+    else:
+        check(per_service >= entry, f"a service costs {per_service} bytes, below its entry {entry}")
+
+
 def main():
     os.environ.setdefault("TSAN_OPTIONS", "halt_on_error=1")
     began = time.monotonic()
@@ -499,6 +528,7 @@ def main():
     test_idle_timeout(ports)
     test_sigterm(ports)
     test_sigterm_answers_what_was_read()
+    test_service_cost(ports)
     stop(backend, "backend")
     print(f"proxy_test[{CHANNEL}]: ok ({time.monotonic() - began:.1f} s)", flush=True)
 
