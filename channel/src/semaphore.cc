@@ -11,6 +11,7 @@
 
 #include "budget_refusal.h"
 #include "leanchan/internal/atomic.h"
+#include "leanchan/internal/channel_state.h"
 #include "leanchan/internal/test_point.h"
 #include "leanchan/internal/wait_policy.h"
 
@@ -64,7 +65,57 @@ std::uint32_t await_outcome(WaitNode& node, const SpinBudget& first, const SpinB
   return spin_then_sleep(first, nudged, ready, sleep) ? state : WaitNode::kQueued;
 }
 
+// A notifier that carries its value, fired with a grant: the waker moves
+// the value in, as for a blocked thread, so that the receiver finds the
+// message without waiting for the notifier's owner to run. If the blocks
+// could not be provided the grant stays, for the owner to redeem.
+void push_carried(WaitNode* node) noexcept {
+  // relaxed: while the node fires only this waker changes its grant bit
+  // (the owner takes a carried grant only once the firing is over).
+  if ((node->state.load(std::memory_order_relaxed) & WaitNode::kGrant) == 0) return;
+  // The node is the first member of a standard-layout SendValueNode.
+  auto* carrier = reinterpret_cast<SendValueNode*>(node);
+  ChannelState& channel = *carrier->channel;
+  // The push claims a position for the owner, who may have let its last
+  // Sender go since it queued (notifier.h allows it): sending is kept open
+  // for the push, as a blocked send's own Sender keeps it. Failing that,
+  // the end is under way and gives the grant back (ChannelState::
+  // end_sending): the node keeps it, good for nothing more.
+  if (!channel.lifetime().try_add_sender()) return;
+  bool pushed = false;
+  {
+    const KeepRefusalRecord keep;  // the push allocates for the owner, not for us
+    pushed = carrier->push(channel, carrier->value);
+  }
+  channel.remove_sender();  // the last one going ends sending here (after the push)
+  if (!pushed) return;
+  // The grant is used: kSent replaces it (an RMW: the owner may be marking
+  // the firing awaited). release: the push (the value moved from) happens
+  // before the owner's acquire load that sees kSent.
+  std::uint32_t state = node->state.load(std::memory_order_relaxed);
+  while (!node->state.compare_exchange_weak(state, (state & ~WaitNode::kGrant) | WaitNode::kSent,
+                                            std::memory_order_release, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace
+
+Semaphore::Carried Semaphore::take_carried(WaitNode* node) noexcept {
+  // acquire: the waker's push (kSent) or the releaser's work (a grant)
+  // happens before the owner's next step.
+  std::uint32_t state = node->state.load(std::memory_order_acquire);
+  // A firing is waited out (callbacks are short): its callback may have
+  // told the owner already, who would otherwise wait for a second one; and
+  // the owner may free the node as soon as this returns.
+  if (WaitNode::phase(state) >= WaitNode::kFiring) state = await_firing(node);
+  if ((state & WaitNode::kSent) != 0) {
+    // relaxed: idle now, and only the owner writes an idle node.
+    node->state.store(state & ~WaitNode::kSent, std::memory_order_relaxed);
+    return Carried::kSent;
+  }
+  if (WaitNode::phase(state) == WaitNode::kQueued) return Carried::kWaiting;
+  return take_grant(node) ? Carried::kGrant : Carried::kNothing;
+}
 
 std::uint32_t Semaphore::await_firing(WaitNode* node) noexcept {
   // Briefly by watching, then by marking it awaited and sleeping on the
@@ -106,10 +157,10 @@ void Semaphore::mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
 
 void Semaphore::finish_firing(WaitNode* node) noexcept {
   // Leave the firing phase, keeping the grant bit as it is now (the owner
-  // may have redeemed it meanwhile). release: the callback (and the grant)
-  // happen before the owner's acquire load that sees kIdle.
+  // may have redeemed it meanwhile), and a carried value's kSent. release: the callback (and the
+  // grant) happen before the owner's acquire load that sees kIdle.
   std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  while (!node->state.compare_exchange_weak(state, state & WaitNode::kGrant,
+  while (!node->state.compare_exchange_weak(state, state & (WaitNode::kGrant | WaitNode::kSent),
                                             std::memory_order_acq_rel, std::memory_order_relaxed)) {
   }
   if (WaitNode::phase(state) == WaitNode::kFiringAwaited) futex_wake(node->state, INT_MAX);
@@ -321,6 +372,7 @@ void Semaphore::wake_nodes(WaitNode* woken, WaitNode* next) noexcept {
         futex_wake(node->state, 1);
       }
     } else {
+      if (node->carries_value) push_carried(node);
       node->callback(node->context);
       finish_firing(node);
     }

@@ -121,6 +121,75 @@ class Notifier {
 
 static_assert(sizeof(Notifier) == 40, "docs/design.md states a notifier's size");
 
+/// A send notifier that carries its message, for a sender that is told
+/// when its send is done rather than when to retry (an event loop's send):
+///
+/// @code
+///   leanchan::SendNotifier sn(&on_ready, &my_service);  // owned by you
+///   // First, and again after each callback:
+///   switch (tx.send_or_notify(event, sn)) {
+///     case leanchan::SendStatus::kOk: break;     // sent (event moved from)
+///     case leanchan::SendStatus::kFull: return;  // queued with it: on_ready comes
+///     default: break;                            // kClosed, kNoMemory: still yours
+///   }
+/// @endcode
+///
+/// It waits in the channel's FIFO queue like a Notifier. When a slot frees
+/// and it is first in line, the thread that freed the slot moves the value
+/// into the channel (as it does for a blocked Sender::send), then calls
+/// back; so the receiver finds the message without waiting for the owner
+/// to run. On close it is called without sending. The contract is
+/// Notifier's (one-shot, the callback on the thread that caused it, short,
+/// never calling into this channel; alive while queued), and:
+/// - From the send_or_notify that returned kFull until the callback, the
+///   value is the channel's: leave it where it is and do not touch it.
+///   After the callback, call send_or_notify again: it reports kOk if the
+///   value went in, and tries again otherwise (a callback may be spurious).
+/// - cancel_notify(SendNotifier&) withdraws it and says whether the value
+///   went in first. Redeem or withdraw before it goes away: destroying one
+///   that is queued or has news the owner has not taken aborts with a
+///   message, in every build.
+/// - A slot it was handed but could not fill (the block could not be
+///   allocated) is its owner's: the next send_or_notify uses it.
+/// - Its firing includes the value's move into the channel (and the
+///   allocation of a block, if the message opens one): a cancel_notify or
+///   send_or_notify that meets a firing waits that long.
+/// - While it is queued or has news, only a Sender of the channel it was
+///   queued on may look at it, and send_or_notify only with the same value
+///   object: anything else aborts with a message.
+/// 64 bytes; never allocated by the channel.
+class SendNotifier {
+ public:
+  /// What it calls, with the context given to its constructor.
+  using Callback = Notifier::Callback;
+
+  /// A notifier that calls `callback(context)`; not queued.
+  SendNotifier(Callback callback, void* context) noexcept {
+    node_.node.callback = callback;
+    node_.node.context = context;
+    node_.node.carries_value = true;
+  }
+  SendNotifier(const SendNotifier&) = delete;
+  SendNotifier& operator=(const SendNotifier&) = delete;
+  /// Queued, or holding a sent value or a slot not yet taken by its owner:
+  /// a misuse, reported (and aborted) in every build, as ~Notifier.
+  ~SendNotifier() {
+    if (node_.node.state.load(std::memory_order_relaxed) != internal::WaitNode::kIdle)
+        [[unlikely]] {
+      internal::contract_violation_in_destructor(
+          "SendNotifier destroyed while queued or with news untaken (send_or_notify or "
+          "cancel_notify first)");
+    }
+  }
+
+ private:
+  template <class T, std::size_t B>
+  friend class Sender;
+  internal::SendValueNode node_;
+};
+
+static_assert(sizeof(SendNotifier) == 64, "docs/design.md states a notifier's size");
+
 }  // namespace leanchan
 
 #endif  // LEANCHAN_NOTIFIER_H_

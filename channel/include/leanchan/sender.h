@@ -88,15 +88,9 @@ class Sender {
   /// the receiver took but has not given back yet: it fails only when
   /// capacity slots are really in use).
   SendResult<T> try_send(T value) noexcept {
-    switch (Ops::try_push_fast(*state(), value)) {
-      case Ops::FastSend::kSent: return SendResult<T>::success();
-      case Ops::FastSend::kAcquired:
-        return push_if(internal::PermitOutcome::kAcquired, std::move(value));
-      case Ops::FastSend::kNoMemory:
-        return push_if(internal::PermitOutcome::kNoMemory, std::move(value));
-      case Ops::FastSend::kNotTaken: break;
-    }
-    return push_if(state()->try_acquire_permits(1), std::move(value));
+    const SendStatus status = try_send_from(value);
+    if (status == SendStatus::kOk) return SendResult<T>::success();
+    return SendResult<T>::failure(status, std::move(value));
   }
 
   /// As send(), but gives up with kTimedOut once `timeout` has passed. A
@@ -213,6 +207,51 @@ class Sender {
     return try_reserve();
   }
 
+  /// Sends `value` (moved from) and returns kOk if there is room, or if
+  /// `notifier`'s value went in since the last call; else queues
+  /// `notifier` carrying `value` and returns kFull: the value is lent to
+  /// the channel until the notifier's callback, then call again (see
+  /// SendNotifier). kClosed and kNoMemory leave the value to the caller;
+  /// a sent value (kOk) is never reported twice. O(1); a waiting send
+  /// queues under the channel's list lock; allocates nothing but blocks.
+  SendStatus send_or_notify(T& value, SendNotifier& notifier) noexcept {
+    internal::WaitNode* const node = &notifier.node_.node;
+    if (busy_elsewhere(notifier, &value)) [[unlikely]] {
+      internal::contract_violation(
+          "send_or_notify with a SendNotifier queued (or with news) on another channel or "
+          "for another value");
+    }
+    for (;;) {
+      switch (internal::Semaphore::take_carried(node)) {
+        case internal::Semaphore::Carried::kSent: return SendStatus::kOk;
+        case internal::Semaphore::Carried::kWaiting: return SendStatus::kFull;
+        case internal::Semaphore::Carried::kGrant:
+          return push_from(internal::PermitOutcome::kAcquired, value);
+        case internal::Semaphore::Carried::kNothing: break;
+      }
+      const SendStatus now = try_send_from(value);
+      if (now != SendStatus::kFull) return now;
+      notifier.node_.value = &value;
+      notifier.node_.push = &Sender::push_erased;
+      notifier.node_.channel = state_;
+      // kArmed: queued with the value. kRoom, kClosed, kHoldsSlot: look again.
+      if (state_->arm_send(node) == RoomStatus::kArmed) return SendStatus::kFull;
+    }
+  }
+  /// Withdraws `notifier`: true if its value went in first (it was moved
+  /// from), false if it is still the caller's. A slot it was handed and
+  /// could not use goes to the next waiting sender (or back to the
+  /// channel). When this returns its callback is not running. O(1).
+  bool cancel_notify(SendNotifier& notifier) noexcept {
+    internal::WaitNode* const node = &notifier.node_.node;
+    if (busy_elsewhere(notifier, nullptr)) [[unlikely]] {
+      internal::contract_violation(
+          "cancel_notify with a SendNotifier queued (or with news) on another channel");
+    }
+    (void)state()->cancel_send(node);  // unqueued, or its firing over and a grant passed on
+    return internal::Semaphore::take_carried(node) == internal::Semaphore::Carried::kSent;
+  }
+
   /// Blocks until the channel is closed: the receiver called close() or was
   /// destroyed (how a producer learns that its consumer went away). Waits in
   /// the channel's waiter queue; allocates nothing.
@@ -313,6 +352,33 @@ class Sender {
     if (!Ops::provide(state)) return false;
     Ops::push(state, std::move(*static_cast<T*>(value)));
     return true;
+  }
+  // Whether `notifier` is queued, firing or holds news (not idle) for
+  // another channel, or (`value` not null) for another value. relaxed:
+  // the owner wrote channel and value itself; only a misuse races here.
+  bool busy_elsewhere(const SendNotifier& notifier, const T* value) const noexcept {
+    if (notifier.node_.node.state.load(std::memory_order_relaxed) == internal::WaitNode::kIdle) {
+      return false;
+    }
+    return notifier.node_.channel != state() ||
+           (value != nullptr && notifier.node_.value != static_cast<const void*>(value));
+  }
+  // try_send without moving `value` unless it is sent.
+  SendStatus try_send_from(T& value) noexcept {
+    switch (Ops::try_push_fast(*state(), value)) {
+      case Ops::FastSend::kSent: return SendStatus::kOk;
+      case Ops::FastSend::kAcquired: return push_from(internal::PermitOutcome::kAcquired, value);
+      case Ops::FastSend::kNoMemory: return push_from(internal::PermitOutcome::kNoMemory, value);
+      case Ops::FastSend::kNotTaken: break;
+    }
+    return push_from(state()->try_acquire_permits(1), value);
+  }
+  // As push_if, leaving `value` where it is unless it is sent.
+  SendStatus push_from(internal::PermitOutcome outcome, T& value) noexcept {
+    outcome = provided(outcome, 1);
+    if (outcome != internal::PermitOutcome::kAcquired) return to_status(outcome);
+    Ops::push(*state_, std::move(value));
+    return SendStatus::kOk;
   }
   // Every path that gives this sender permits (the lock-free CAS, the
   // queue, a notifier's grant) ends here, for a send as for a reservation:

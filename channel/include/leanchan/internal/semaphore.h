@@ -109,6 +109,14 @@ class LEANCHAN_API Semaphore {
   // node, so that the owner may destroy it as soon as this returns. Never
   // from inside that node's own callback (notifier.h).
   static bool take_grant(WaitNode* node) noexcept;
+  // The owner of a notifier that carries its value (SendValueNode), once
+  // per look, after waiting out a firing in progress: kSent, the waker
+  // moved the value in; kWaiting, still queued, the value still lent to
+  // the channel; kGrant, the grant is the caller's now (the waker could not
+  // provide the blocks); kNothing (never armed, or fired by close). Except
+  // for kWaiting the node is idle on return.
+  enum class Carried : std::uint8_t { kSent, kWaiting, kGrant, kNothing };
+  static Carried take_carried(WaitNode* node) noexcept;
 
   // ---- Close and the closed watchers -------------------------------------------
   // Sets the closed bit and wakes every waiting sender and closed watcher

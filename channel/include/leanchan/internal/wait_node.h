@@ -47,6 +47,10 @@ struct WaitNode {
   // exchange sees it and makes the futex wake; a waiter still watching is
   // handed its outcome without a system call.
   static constexpr std::uint32_t kSleeping = 8;
+  // (a notifier that carries its value) the waker moved the value into the
+  // slot it was handed: set in place of the grant while firing, kept when
+  // the firing ends, cleared by the owner (Semaphore::take_carried).
+  static constexpr std::uint32_t kSent = 16;
 
   static constexpr std::uint32_t phase(std::uint32_t state) noexcept { return state & kPhaseMask; }
 
@@ -59,6 +63,10 @@ struct WaitNode {
   WaitNode* prev = nullptr;
   Atomic<std::uint32_t> state{kIdle};
   Kind kind = Kind::kReceive;
+  // Fixed for the node's life: it is the first member of a SendValueNode
+  // (a SendNotifier), whose value the waker moves in (in the padding: the
+  // node stays 40 bytes).
+  bool carries_value = false;
 };
 
 // A thread blocked in send / reserve / reserve_many: the node lives on its
@@ -78,6 +86,18 @@ struct ThreadWaitNode {
   void* value = nullptr;            // send only: the T to move in
   PushFunction push = nullptr;      // send only
   ChannelState* channel = nullptr;  // send only: push's first argument
+};
+
+// A send notifier that carries its message (SendNotifier): when a slot is
+// handed to it, the waker moves `*value` in with `push` before calling
+// back, as it does for a blocked thread. The owner sets the three fields
+// before arming (the list lock publishes them to the waker) and leaves the
+// value alone until the firing shows kSent, or the node is idle again.
+struct SendValueNode {
+  WaitNode node;
+  void* value = nullptr;
+  ThreadWaitNode::PushFunction push = nullptr;
+  ChannelState* channel = nullptr;
 };
 
 // A waiter for the channel's close (Sender::closed and its awaitable).
