@@ -210,7 +210,8 @@ class GateRef {
 // when they are the same) from the moment it first waits (hold_work) until
 // it completes. complete() deallocates the operation before the handler
 // runs (Asio's rule), then dispatches it (or posts it, when completing
-// inside the initiating call) on the handler's associated executor, once.
+// inside the initiating call) on the handler's associated executor, once;
+// complete(false) is called only from a step the I/O executor runs.
 // `Payload` travels with the operation (a send's value), so an idle I/O
 // object does not hold one.
 struct NoPayload {};
@@ -365,6 +366,7 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     if (op->handler_work_) handler_work.emplace(std::move(*op->handler_work_));
     std::optional<Tracked<IoExecutor>> io_work;
     if (op->io_work_) io_work.emplace(std::move(*op->io_work_));
+    const bool on_io_executor = !post && same_executor(executor, op->io_);
     free(op, std::move(alloc));
     Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
@@ -372,6 +374,11 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
       // the context may run it (a deferred one would wait for whatever the
       // initiating handler does next).
       net::post(executor, std::move(call));
+    } else if (on_io_executor) {
+      // A step the I/O executor runs completes it, and the handler's
+      // executor is that one: what dispatch would do, without wrapping the
+      // call in a function object first.
+      call();
     } else {
       net::dispatch(executor, std::move(call));
     }

@@ -38,8 +38,11 @@ namespace leanchan::asio {
 ///     destroyed.
 ///
 /// A waiting send queues in the channel's FIFO waiter queue with blocked
-/// threads, coroutines and notifiers: when a slot frees it is handed to the
-/// longest waiter, and a cancelled send passes a slot it was handed on.
+/// threads, coroutines and notifiers, its value lent to the channel (a
+/// leanchan::SendNotifier): when a slot frees and it is the longest waiter,
+/// the thread that freed the slot moves the value in, so the receiver has
+/// it at once, and posts the completion's step. The send is done from that
+/// moment: a cancellation that comes later still completes with {}.
 /// The handler runs on its associated executor (default: this object's),
 /// never inside async_send. The value travels in the one object the
 /// operation allocates with the handler's allocator (Asio's recycling
@@ -47,10 +50,11 @@ namespace leanchan::asio {
 /// handler's cancellation slot, throws, async_send throws it: nothing is
 /// sent or left pending, and the value is destroyed.
 ///
-/// Thread-safety, lifetime and moves: as AsyncReceiver; a destroyed send's
-/// value is destroyed unsent, and a slot it had been handed goes to the next
-/// waiting sender or back to the channel. Several AsyncSenders (each with
-/// its own Sender) may send into one channel concurrently.
+/// Thread-safety, lifetime and moves: as AsyncReceiver. Destroying it (or
+/// shutting down its execution context) with a send pending destroys the
+/// handler uncalled; the value is destroyed unsent unless a freed slot took
+/// it in before (then it stays sent). Several AsyncSenders (each with its
+/// own Sender) may send into one channel concurrently.
 ///
 /// From its base: get_executor(), the object's executor, and cancel(), which
 /// cancels the pending operation, if any.
@@ -76,7 +80,7 @@ class AsyncSender final
       : Host(executor), sender_(std::move(sender)) {}
   AsyncSender(const AsyncSender&) = delete;
   AsyncSender& operator=(const AsyncSender&) = delete;
-  /// Withdraws a queued notifier (passing on a slot it holds); a pending
+  /// Withdraws a queued send (its value stays unsent); a pending
   /// operation's handler is destroyed, not called; a step already posted for
   /// it does nothing (see OperationHost).
   ~AsyncSender() {
@@ -127,36 +131,37 @@ class AsyncSender final
     resume(/*inside_initiation=*/true);
   }
 
-  // As AsyncReceiver::resume: looks at the channel, completes or queues the
-  // notifier and suspends. Never two at once.
+  // Looks at the channel: sends, or queues the notifier carrying the value
+  // and suspends; the thread that frees a slot for it moves the value in
+  // and kicks, and the next look completes. Never two at once.
   void resume(bool inside_initiation) {
     this->resumer_.begin();
     for (;;) {
       Payload& payload = this->op().payload();
-      // A cancellation wins over a slot that came meanwhile (passed on): an
-      // operator|| that cancelled this send would report it unsent.
+      // A cancellation wins over a slot that came meanwhile (passed on),
+      // not over a value that went in: an operator|| that cancelled this
+      // send must not report a sent value unsent.
       if (this->cancel_requested()) {
-        (void)sender_.cancel_notify(notifier_);  // passes on a slot it was handed
-        return this->finish(inside_initiation, error_code(net::error::operation_aborted));
+        const bool sent = sender_.cancel_notify(notifier_);
+        payload.reset();
+        return this->finish(inside_initiation,
+                            sent ? error_code() : error_code(net::error::operation_aborted));
       }
-      // Uses the slot the notifier was handed, if any.
-      SendResult<T> result = sender_.try_send(std::move(*payload), notifier_);
+      const SendStatus status = sender_.send_or_notify(*payload, notifier_);
+      if (status == SendStatus::kFull) {
+        this->op().hold_work();  // it waits from here on, the value lent to the channel
+        LEANCHAN_ASIO_TEST_AFTER_ARM();
+        if (this->suspend(inside_initiation)) return;  // a kick will post resume()
+        continue;
+      }
       payload.reset();
-      if (result.ok()) return this->finish(inside_initiation, error_code());
-      if (result.status() == SendStatus::kClosed) {
+      if (status == SendStatus::kOk) return this->finish(inside_initiation, error_code());
+      if (status == SendStatus::kClosed) {
         return this->finish(inside_initiation,
                             error_code(net::experimental::error::channel_closed));
       }
-      if (result.status() == SendStatus::kNoMemory) {
-        // A block could not be allocated: waiting would not help.
-        return this->finish(inside_initiation, error_code(net::error::no_memory));
-      }
-      payload.emplace(std::move(result).value());  // kFull: the value comes back
-      this->op().hold_work();                      // it waits from here on
-      // Room, a slot it holds (try_send above redeems it), or closed: look again.
-      if (sender_.notify_when_room(notifier_) != RoomStatus::kArmed) continue;
-      LEANCHAN_ASIO_TEST_AFTER_ARM();
-      if (this->suspend(inside_initiation)) return;  // a kick will post resume()
+      // kNoMemory: a block could not be allocated; waiting would not help.
+      return this->finish(inside_initiation, error_code(net::error::no_memory));
     }
   }
 
@@ -166,7 +171,7 @@ class AsyncSender final
   }
 
   sender_type sender_;
-  Notifier notifier_{&Host::on_notify, static_cast<Host*>(this)};
+  SendNotifier notifier_{&Host::on_notify, static_cast<Host*>(this)};
   bool attached_ = true;  // sender_ is ours (not released)
 };
 
