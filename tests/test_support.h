@@ -11,6 +11,17 @@
 
 namespace leanchan::testing {
 
+// A notifier's context that counts its callbacks and wakes a waiter on
+// `calls` (calls.wait(seen) returns once a callback came after `seen`).
+struct CallCounter {
+  std::atomic<int> calls{0};
+  static void bump(void* self) {
+    auto* counter = static_cast<CallCounter*>(self);
+    counter->calls.fetch_add(1);
+    counter->calls.notify_all();
+  }
+};
+
 // Counts live instances; a moved-from instance is still an instance (it is
 // destroyed like any other), so "constructed == destroyed" proves each was
 // destroyed exactly once, and "live == 0" that nothing leaked.

@@ -14,14 +14,7 @@
 
 namespace {
 
-struct Counter {
-  std::atomic<int> calls{0};
-  static void bump(void* self) {
-    auto* counter = static_cast<Counter*>(self);
-    counter->calls.fetch_add(1);
-    counter->calls.notify_all();
-  }
-};
+using Counter = leanchan::testing::CallCounter;
 
 // A receive notifier is declared before the channel it serves: it must
 // outlive the Receiver it is attached to, whose destructor detaches it

@@ -23,14 +23,7 @@ using leanchan::SendNotifier;
 using leanchan::SendStatus;
 using leanchan::testing::Tracked;
 
-struct Counter {
-  std::atomic<int> calls{0};
-  static void bump(void* self) {
-    auto* counter = static_cast<Counter*>(self);
-    counter->calls.fetch_add(1);
-    counter->calls.notify_all();
-  }
-};
+using Counter = leanchan::testing::CallCounter;
 
 TEST(SendNotifier, SendsAtOnceWhenThereIsRoom) {
   Counter counter;
@@ -187,21 +180,16 @@ TEST(SendNotifier, ProducersRacingTheReceiverLoseNothing) {
   std::vector<std::thread> producers;
   for (int p = 0; p < kProducers; ++p) {
     producers.emplace_back([tx = tx, p]() mutable {
-      std::atomic<int> fired{0};
-      SendNotifier notifier(
-          [](void* f) {
-            static_cast<std::atomic<int>*>(f)->fetch_add(1);
-            static_cast<std::atomic<int>*>(f)->notify_all();
-          },
-          &fired);
+      Counter fired;
+      SendNotifier notifier(&Counter::bump, &fired);
       for (std::uint64_t i = 0; i < kPerProducer; ++i) {
         std::uint64_t value = (static_cast<std::uint64_t>(p) << 32) | i;
         for (;;) {
-          const int seen = fired.load();
+          const int seen = fired.calls.load();
           const SendStatus status = tx.send_or_notify(value, notifier);
           if (status == SendStatus::kOk) break;
           ASSERT_EQ(status, SendStatus::kFull);
-          fired.wait(seen);  // the callback comes: the value went in, or not yet
+          fired.calls.wait(seen);  // the callback comes: the value went in, or not yet
         }
       }
     });
@@ -229,13 +217,8 @@ TEST(SendNotifier, CancelRacingTheHandOffSaysTheTruth) {
   std::vector<std::thread> producers;
   for (int p = 0; p < kProducers; ++p) {
     producers.emplace_back([tx = tx, p, &sent]() mutable {
-      std::atomic<int> fired{0};
-      SendNotifier notifier(
-          [](void* f) {
-            static_cast<std::atomic<int>*>(f)->fetch_add(1);
-            static_cast<std::atomic<int>*>(f)->notify_all();
-          },
-          &fired);
+      Counter fired;
+      SendNotifier notifier(&Counter::bump, &fired);
       std::uint64_t mine = 0;
       for (std::uint64_t i = 0; i < kPerProducer; ++i) {
         std::uint64_t value = (static_cast<std::uint64_t>(p) << 32) | i;
