@@ -660,6 +660,22 @@ TEST(Explore, LastSenderRacingAHandOff) {
                [] { leanchan::explore_test::last_sender_racing_a_hand_off(); });
 }
 
+// A SendNotifier's carried value pushed by the receiver while the last
+// sender goes.
+TEST(Explore, CarriedSendRacingTheLastSender) {
+  run_scenario("carried send racing the last sender", 2,
+               [] { leanchan::explore_test::carried_send_racing_the_last_sender(); });
+}
+
+// A hand-off to a SendNotifier racing close, the owner looking or
+// withdrawing.
+TEST(Explore, CarriedSendRacingClose) {
+  run_scenario("carried send racing close, the owner looking", 2,
+               [] { leanchan::explore_test::carried_send_racing_close(false); });
+  run_scenario("carried send racing close, the owner withdrawing", 2,
+               [] { leanchan::explore_test::carried_send_racing_close(true); });
+}
+
 // A reservation's provisioning check racing an un-numbering.
 TEST(Explore, ReservationRacingAnUnnumbering) {
   run_scenario("reservation racing an unnumbering", 2,

@@ -6,6 +6,7 @@
 #define LEANCHAN_TESTS_EXPLORE_RELIABILITY_SCENARIOS_H_
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 
 #include "explorer.h"
@@ -487,6 +488,83 @@ inline void last_sender_racing_a_hand_off() {
   explore::join_all();
   explore::check(event.fired.load() == 1, "the notifier fired once, with or without a slot");
   explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "ended");
+}
+
+// A SendNotifier carrying a value is queued on a full one-slot channel by
+// the only Sender, which then goes (on another thread) while the receiver
+// takes the message before it, handing the freed slot to the notifier: the
+// receiver's push of the carried value races the last sender's end, which
+// gives back the slots handed out and unclaimed. Either the push keeps
+// sending open long enough to put the value in (it arrives before the
+// end), or the end came first and nothing is pushed; never a position
+// claimed on an ended channel (the explorer's slot checks), a message lost
+// or the receiver left waiting.
+inline void carried_send_racing_the_last_sender() {
+  auto channel = leanchan::channel<std::unique_ptr<int>, 1>(1);  // not bound: Clang 14
+  auto& rx = channel.second;
+  explore::check(channel.first.try_send(std::make_unique<int>(0)).ok(), "fill the only slot");
+  Event event;
+  // Never destroyed: without a Sender its owner cannot take a grant it may
+  // end up holding (as last_sender_racing_a_hand_off's notifier).
+  alignas(SendNotifier) unsigned char storage[sizeof(SendNotifier)];
+  SendNotifier& notifier = *::new (storage) SendNotifier(&Event::fire, &event);
+  auto value = std::make_unique<int>(1);
+  explore::check(channel.first.send_or_notify(value, notifier) == SendStatus::kFull, "queued");
+  auto* last = &channel.first;
+  explore::spawn([last] { auto gone = std::move(*last); });
+  auto first = rx.recv();
+  explore::check(first.has_value() && **first == 0, "the queued message");
+  int carried = 0;
+  while (auto next = rx.recv()) {
+    explore::check(*next != nullptr && **next == 1, "the carried value");
+    ++carried;
+  }
+  explore::join_all();
+  explore::check(carried == (value == nullptr ? 1 : 0), "the carried value arrives iff it went");
+  explore::check(event.fired.load() == 1, "the notifier fired once");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected, "ended");
+}
+
+// A permit's drop hands its slot to a queued SendNotifier while the
+// receiver closes the channel and the owner looks (send_or_notify) or
+// withdraws (cancel_notify). The value goes in at most once, and exactly
+// when the owner is told so; a close that withdraws the hand-off fires
+// the notifier without sending.
+inline void carried_send_racing_close(bool withdraw) {
+  auto channel = leanchan::channel<int, 1>(1);  // not bound: Clang 14 cannot capture a binding
+  auto& tx = channel.first;
+  auto& rx = channel.second;
+  auto permit = tx.try_reserve();
+  explore::check(static_cast<bool>(permit), "reserve the only slot");
+  Event event;
+  SendNotifier notifier(&Event::fire, &event);
+  int value = 1;
+  explore::check(tx.send_or_notify(value, notifier) == SendStatus::kFull, "queued");
+  auto* held = &permit;
+  explore::spawn([held] { auto gone = std::move(*held); });  // handed to the notifier
+  explore::spawn([&rx] { rx.close(); });
+  bool sent = false;
+  if (withdraw) {
+    sent = tx.cancel_notify(notifier);
+  } else {
+    for (;;) {
+      const SendStatus status = tx.send_or_notify(value, notifier);
+      if (status != SendStatus::kFull) {
+        sent = status == SendStatus::kOk;
+        break;
+      }
+      event.wait();  // fired by the hand-off or the close
+      event.reset();
+    }
+  }
+  explore::join_all();
+  if (withdraw) sent = tx.cancel_notify(notifier) || sent;  // a hand-off after the withdrawal
+  int received = 0;
+  while (rx.try_recv().ok()) ++received;
+  explore::check(received == (sent ? 1 : 0), "the value arrives once, exactly when told");
+  explore::check(rx.try_recv().status() == leanchan::RecvStatus::kDisconnected,
+                 "closed, drained: ended");
+  explore::check(tx.capacity() == 1, "the slot counted once");
 }
 
 // A reservation whose provisioning check (BlockList::covers) races the
