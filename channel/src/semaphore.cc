@@ -104,9 +104,9 @@ Semaphore::Carried Semaphore::take_carried(WaitNode* node) noexcept {
   // acquire: the waker's push (kSent) or the releaser's work (a grant)
   // happens before the owner's next step.
   std::uint32_t state = node->state.load(std::memory_order_acquire);
-  // A firing is waited out (callbacks are short): its callback may have
-  // told the owner already, who would otherwise wait for a second one; and
-  // the owner may free the node as soon as this returns.
+  // A firing is waited out (a callback, and a carried push: short): its
+  // callback may have told the owner already, who would otherwise wait for
+  // a second one; and the owner may free the node as soon as this returns.
   if (WaitNode::phase(state) >= WaitNode::kFiring) state = await_firing(node);
   if ((state & WaitNode::kSent) != 0) {
     // relaxed: idle now, and only the owner writes an idle node.
@@ -157,8 +157,9 @@ void Semaphore::mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
 
 void Semaphore::finish_firing(WaitNode* node) noexcept {
   // Leave the firing phase, keeping the grant bit as it is now (the owner
-  // may have redeemed it meanwhile), and a carried value's kSent. release: the callback (and the
-  // grant) happen before the owner's acquire load that sees kIdle.
+  // may have redeemed it meanwhile) and a carried value's kSent. release:
+  // the callback (and the grant) happen before the owner's acquire load
+  // that sees kIdle.
   std::uint32_t state = node->state.load(std::memory_order_relaxed);
   while (!node->state.compare_exchange_weak(state, state & (WaitNode::kGrant | WaitNode::kSent),
                                             std::memory_order_acq_rel, std::memory_order_relaxed)) {
