@@ -34,11 +34,14 @@ namespace leanchan::asio {
 ///     was taken, so nothing is lost.
 ///
 /// The handler runs on its associated executor (default: this object's),
-/// never inside async_recv itself. Each receive allocates one object with
-/// the handler's associated allocator (Asio's recycling allocator for the
-/// default one), before anything is taken: if that allocation, or
-/// connecting the handler's cancellation slot, throws, async_recv throws,
-/// the channel is untouched and nothing is left pending. While waiting, the
+/// never inside async_recv itself. A receive that waits allocates one
+/// object with the handler's associated allocator (Asio's recycling
+/// allocator for the default one), before anything is taken: if that
+/// allocation, or connecting the handler's cancellation slot, throws,
+/// async_recv throws, the channel is untouched and nothing is left
+/// pending. One that finds a message at once allocates no object with the
+/// default allocator (only its posted completion, which docs/asio.md's
+/// "Allocation" covers); with an allocator of its own it allocates first. While waiting, the
 /// operation holds outstanding work on both executors (once when they are
 /// the same); each wake-up posts one step to this object's executor.
 ///
@@ -140,9 +143,13 @@ class AsyncReceiver final
   void start(Handler handler) {
     assert(!this->pending() && "leanchan::asio: one async_recv at a time");
     assert(attached_ && "leanchan::asio: async_recv after release()");
-    // Allocate first: if it throws, nothing was taken from the channel.
-    auto* op =
-        HandlerOp<Handler>::create(std::move(handler), this->get_executor(), internal::NoPayload{});
+    // A handler with its own allocator: its operation first, so that
+    // nothing is taken if that allocation throws.
+    HandlerOp<Handler>* op = nullptr;
+    if constexpr (!internal::kDefaultAllocated<Handler>) {
+      op = HandlerOp<Handler>::create(std::move(handler), this->get_executor(),
+                                      internal::NoPayload{});
+    }
     // poll_recv, never try_recv, on the io thread: a sender stalled between
     // its claim and its publish must not hold the thread (kBusy: arm, and
     // that sender's publish kicks the resumption).
@@ -150,9 +157,19 @@ class AsyncReceiver final
     if (first.status() != PollStatus::kEmpty && first.status() != PollStatus::kBusy) {
       std::optional<T> value;
       if (first.ok()) value.emplace(std::move(first).value());
-      // Ready now: post, never call the handler inside the initiating call.
-      op->complete(/*post=*/true, error_code(), std::move(value));
+      // Ready now: posted, never called inside the initiating call.
+      if constexpr (internal::kDefaultAllocated<Handler>) {
+        internal::post_completion(std::move(handler), this->get_executor(), error_code(),
+                                  std::move(value));
+      } else {
+        op->complete(/*post=*/true, error_code(), std::move(value));
+      }
       return;
+    }
+    if constexpr (internal::kDefaultAllocated<Handler>) {
+      // Nothing taken yet: if the allocation throws, nothing is lost.
+      op = HandlerOp<Handler>::create(std::move(handler), this->get_executor(),
+                                      internal::NoPayload{});
     }
     this->adopt(op);
     resume(/*inside_initiation=*/true);

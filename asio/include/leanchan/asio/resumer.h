@@ -284,6 +284,50 @@ struct OperationAllocator<Handler, std::allocator<void>> {
 };
 #endif
 
+// The handler with its arguments, as posted or dispatched on its own
+// associated executor. It carries the handler's allocator, for the
+// executor's bookkeeping, and no associated executor: Asio wraps a
+// function that has one (bind_allocator's forwards the handler's) in a
+// work_dispatcher, which takes work again and executes a second time on
+// that very executor.
+template <class Handler, class... Args>
+struct Completion {
+  using allocator_type = net::associated_allocator_t<Handler>;
+  allocator_type get_allocator() const noexcept { return net::get_associated_allocator(handler); }
+  void operator()() {
+    // The operation's cancellation handler leaves the slot here, on the
+    // handler's executor, where the slot's owner emits (a strand running
+    // a parallel_group): cleared from the I/O side, as before, it raced
+    // that emit (asio's signal is not thread-safe). It may emit until
+    // now: OperationHost::adopt's handler copes.
+    auto slot = net::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) slot.clear();
+    std::apply([this](Args&... a) { std::move(handler)(std::move(a)...); }, args);
+  }
+  Handler handler;
+  std::tuple<Args...> args;
+};
+
+// Whether a handler has no allocator of its own (std::allocator): then an
+// operation that is ready at once allocates no operation object. One with
+// its own allocator gets its operation allocated before anything is taken
+// or sent, so that an allocator that throws loses nothing.
+template <class Handler>
+inline constexpr bool kDefaultAllocated =
+    std::is_same_v<net::associated_allocator_t<Handler>, std::allocator<void>>;
+
+// Completes an operation that is ready inside its initiating call, with no
+// operation object: posted (never run inside the initiating call) to the
+// handler's associated executor, `io` by default. Throws what the post's
+// allocation throws (the handler is then destroyed).
+template <class Handler, class IoExecutor, class... Args>
+void post_completion(Handler&& handler, const IoExecutor& io, Args... args) {
+  using Decayed = std::decay_t<Handler>;
+  auto executor = net::get_associated_executor(handler, io);
+  net::post(executor, Completion<Decayed, Args...>{std::forward<Handler>(handler),
+                                                   std::tuple<Args...>(std::move(args)...)});
+}
+
 template <class IoExecutor, class Handler, class Payload, class... Args>
 class HandlerOp final : public PendingOp<Payload, Args...> {
   using Base = PendingOp<Payload, Args...>;
@@ -368,7 +412,7 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
     if (op->io_work_) io_work.emplace(std::move(*op->io_work_));
     const bool on_io_executor = !post && same_executor(executor, op->io_);
     free(op, std::move(alloc));
-    Completion call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
+    Completion<Handler, Args...> call{std::move(handler), std::tuple<Args...>(std::move(args)...)};
     if (post) {
       // Never inside the initiating call; posted, so that any thread of
       // the context may run it (a deferred one would wait for whatever the
@@ -383,29 +427,6 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
       net::dispatch(executor, std::move(call));
     }
   }
-
-  // The handler with its arguments, as posted or dispatched on `executor`
-  // (the handler's own). It carries the handler's allocator, for the
-  // executor's bookkeeping, and no associated executor: Asio wraps a
-  // function that has one (bind_allocator's forwards the handler's) in a
-  // work_dispatcher, which takes work again and executes a second time on
-  // that very executor.
-  struct Completion {
-    using allocator_type = net::associated_allocator_t<Handler>;
-    allocator_type get_allocator() const noexcept { return net::get_associated_allocator(handler); }
-    void operator()() {
-      // The operation's cancellation handler leaves the slot here, on the
-      // handler's executor, where the slot's owner emits (a strand running
-      // a parallel_group): cleared from the I/O side, as before, it raced
-      // that emit (asio's signal is not thread-safe). It may emit until
-      // now: OperationHost::adopt's handler copes.
-      auto slot = net::get_associated_cancellation_slot(handler);
-      if (slot.is_connected()) slot.clear();
-      std::apply([this](Args&... a) { std::move(handler)(std::move(a)...); }, args);
-    }
-    Handler handler;
-    std::tuple<Args...> args;
-  };
 
   IoExecutor io_;
   std::optional<Tracked<IoExecutor>> io_work_;            // engaged by do_hold_work
