@@ -308,10 +308,10 @@ struct Completion {
   std::tuple<Args...> args;
 };
 
-// Whether a handler has no allocator of its own (std::allocator): then an
-// operation that is ready at once allocates no operation object. One with
-// its own allocator gets its operation allocated before anything is taken
-// or sent, so that an allocator that throws loses nothing.
+// Whether a handler has no allocator of its own (std::allocator): then a
+// receive that is ready at once allocates no operation object. One with
+// its own allocator gets its operation allocated before anything is
+// taken, so that an allocator that throws loses nothing.
 template <class Handler>
 inline constexpr bool kDefaultAllocated =
     std::is_same_v<net::associated_allocator_t<Handler>, std::allocator<void>>;
@@ -420,8 +420,10 @@ class HandlerOp final : public PendingOp<Payload, Args...> {
       net::post(executor, std::move(call));
     } else if (on_io_executor) {
       // A step the I/O executor runs completes it, and the handler's
-      // executor is that one: what dispatch would do, without wrapping the
-      // call in a function object first.
+      // executor is that one: called inside the step, as dispatch runs it
+      // from within an io_context, strand or pool (an executor that never
+      // runs inline also gets the call here, as async_compose's complete()
+      // makes it), without wrapping it in a function object first.
       call();
     } else {
       net::dispatch(executor, std::move(call));
