@@ -74,6 +74,33 @@ Task produce(leanchan::Sender<int, 1>& tx, leanchan::Executor& executor, int tot
   finished.notify_all();
 }
 
+Task send_one(leanchan::Sender<int>& tx, leanchan::Executor& executor, int value,
+              std::optional<leanchan::SendStatus>& status) {
+  status = (co_await tx.async_send(value, executor)).status();
+}
+
+// A waiting async_send's value goes in when the receive frees its slot,
+// before the executor runs the coroutine again (the receiver need not wait
+// for it); the coroutine then resumes with kOk.
+TEST(Coroutines, AWaitingSendIsSentByTheReceiveThatFreesItsSlot) {
+  auto [tx, rx] = leanchan::channel<int>(1);
+  ASSERT_TRUE(tx.try_send(0).ok());  // full
+  leanchan::ManualExecutor executor;
+  std::optional<leanchan::SendStatus> status;
+  Task task = send_one(tx, executor, 1, status);
+  start_and_run(task, executor);  // suspended: the channel is full
+  EXPECT_FALSE(status.has_value());
+  EXPECT_EQ(rx.try_recv().value(), 0);  // frees the slot
+  auto second = rx.try_recv();          // already there: the coroutine has not run
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second.value(), 1);
+  EXPECT_FALSE(status.has_value());
+  EXPECT_EQ(executor.run_pending(), 1u);
+  EXPECT_EQ(status, leanchan::SendStatus::kOk);
+  EXPECT_TRUE(task.done());
+  EXPECT_EQ(rx.try_recv().status(), leanchan::RecvStatus::kEmpty);
+}
+
 TEST(Coroutines, AsyncSendWaitsForRoomWithoutBlockingItsThread) {
   const int total = std::max(100, static_cast<int>(20000 * leanchan::testing::stress_scale()));
   auto [tx, rx] = leanchan::channel<int, 1>(2);

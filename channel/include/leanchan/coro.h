@@ -95,7 +95,7 @@ namespace internal {
 // and the suspending thread looks again itself; once await_suspend has
 // stored kSuspended (its last access to the frame), a firing schedules the
 // task.
-template <class Derived>
+template <class Derived, class NotifierType = Notifier>
 class AwaitableBase {
  protected:
   explicit AwaitableBase(Executor& executor) noexcept
@@ -147,7 +147,7 @@ class AwaitableBase {
   static constexpr std::uint32_t kFired = 2;
 
   Executor* executor_;
-  Notifier notifier_;
+  NotifierType notifier_;  // a SendNotifier for a send: the freed slot's thread pushes its value
   OwnedTask task_;
   std::coroutine_handle<> handle_;
   internal::Atomic<std::uint32_t> phase_{kSuspended};
@@ -298,11 +298,11 @@ namespace internal {
 // channel's FIFO waiter queue. When it fires with a slot, the slot is the
 // awaitable's (redeemed in try_now); a destroyed or finished awaitable gives
 // an unused slot to the next waiter (cancel_notify).
-template <class Derived, class T, std::size_t BlockSize>
-class SendSideAwaitable : protected AwaitableBase<Derived> {
+template <class Derived, class T, std::size_t BlockSize, class NotifierType = Notifier>
+class SendSideAwaitable : protected AwaitableBase<Derived, NotifierType> {
  protected:
   SendSideAwaitable(Sender<T, BlockSize>& tx, Executor& executor) noexcept
-      : AwaitableBase<Derived>(executor), tx_(&tx) {}
+      : AwaitableBase<Derived, NotifierType>(executor), tx_(&tx) {}
   ~SendSideAwaitable() { detach(); }
 
   // armed_ is written before queueing and nothing after it: once
@@ -334,11 +334,11 @@ class SendSideAwaitable : protected AwaitableBase<Derived> {
 /// other waiting sender) while the channel is full.
 template <class T, std::size_t BlockSize>
 class [[nodiscard]] SendAwaitable
-    : private internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize> {
-  using Base = internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize>;
+    : private internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize, SendNotifier> {
+  using Base = internal::SendSideAwaitable<SendAwaitable<T, BlockSize>, T, BlockSize, SendNotifier>;
   friend Base;
   /// @cond
-  friend internal::AwaitableBase<SendAwaitable<T, BlockSize>>;
+  friend internal::AwaitableBase<SendAwaitable<T, BlockSize>, SendNotifier>;
   /// @endcond
 
  public:
@@ -347,12 +347,18 @@ class [[nodiscard]] SendAwaitable
       : Base(tx, executor) {
     value_.emplace(std::move(value));
   }
+  /// Withdraws a queued send before its value goes (the channel holds a
+  /// pointer to it while it waits).
+  ~SendAwaitable() { this->detach(); }
+  SendAwaitable(const SendAwaitable&) = delete;
+  SendAwaitable& operator=(const SendAwaitable&) = delete;
 
   /// True if the send is done now (sent, or failed with the value handed back):
   /// no suspension.
   bool await_ready() noexcept { return try_now(); }
-  /// Queues a send notifier in the channel's FIFO waiter queue; false (no
-  /// suspension) if the send is done meanwhile.
+  /// Queues a send notifier carrying the value in the channel's FIFO waiter
+  /// queue (the thread that frees a slot for it moves the value in); false
+  /// (no suspension) if the send is done meanwhile.
   bool await_suspend(std::coroutine_handle<> handle) noexcept { return this->suspend(handle); }
   /// kOk, or kClosed or kNoMemory with the value handed back.
   SendResult<T> await_resume() noexcept {
@@ -361,15 +367,39 @@ class [[nodiscard]] SendAwaitable
   }
 
  private:
-  // True when done: sent, or closed (value handed back into result_).
+  // Queued with the value (true), or done: sent, closed or refused a block
+  // (result_ set).
+  bool arm() noexcept {
+    this->armed_ = true;
+    return !look();
+  }
+  // True when done. Before arm() a plain try; once armed, the notifier's
+  // news (its value sent, its slot to use) or a new try, which queues it
+  // again if the channel is still full.
   bool try_now() noexcept {
-    auto result = this->tx_->try_send(std::move(*value_), this->notifier_);
-    value_.reset();
-    if (result.status() == SendStatus::kFull) {
-      value_.emplace(std::move(result).value());
-      return false;
+    if (result_) return true;
+    if (!this->armed_) {
+      auto result = this->tx_->try_send(std::move(*value_));
+      value_.reset();
+      if (result.status() == SendStatus::kFull) {
+        value_.emplace(std::move(result).value());
+        return false;
+      }
+      result_.emplace(std::move(result));
+      return true;
     }
-    result_.emplace(std::move(result));
+    return look();
+  }
+  // send_or_notify: kFull leaves the value lent to the channel (false).
+  bool look() noexcept {
+    const SendStatus status = this->tx_->send_or_notify(*value_, this->notifier_);
+    if (status == SendStatus::kFull) return false;
+    if (status == SendStatus::kOk) {
+      result_.emplace(SendResult<T>::success());
+    } else {
+      result_.emplace(SendResult<T>::failure(status, std::move(*value_)));
+    }
+    value_.reset();
     return true;
   }
 
