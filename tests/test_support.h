@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <memory_resource>
+#include <new>
 #include <string>
 
 namespace leanchan::testing {
@@ -19,6 +21,25 @@ struct CallCounter {
     auto* counter = static_cast<CallCounter*>(self);
     counter->calls.fetch_add(1);
     counter->calls.notify_all();
+  }
+};
+
+// A memory resource that refuses every allocation while `fail` is set
+// (std::bad_alloc, as a pmr resource reports it), else the heap's.
+class FailingResource : public std::pmr::memory_resource {
+ public:
+  bool fail = false;
+
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    if (fail) throw std::bad_alloc();
+    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
+  }
+  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
+    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
+  }
+  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
+    return this == &other;
   }
 };
 

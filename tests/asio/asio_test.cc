@@ -835,22 +835,7 @@ TEST(AsioSender, ClosedChannelCompletesWithChannelClosed) {
 
 // Blocks come from a resource that can be told to fail: the send fails
 // with no_memory at once (it does not wait), and the channel is unchanged.
-class FailingResource : public std::pmr::memory_resource {
- public:
-  bool fail = false;
-
- private:
-  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
-    if (fail) throw std::bad_alloc();
-    return std::pmr::new_delete_resource()->allocate(bytes, alignment);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t alignment) override {
-    std::pmr::new_delete_resource()->deallocate(p, bytes, alignment);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
-    return this == &other;
-  }
-};
+using leanchan::testing::FailingResource;
 
 TEST(AsioSender, AllocationFailureCompletesWithNoMemory) {
   FailingResource resource;

@@ -8,8 +8,6 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
-#include <memory_resource>
-#include <new>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -122,26 +120,8 @@ TEST(SendNotifier, CancelSaysWhetherTheValueWentIn) {
   EXPECT_EQ(tx.capacity(), tx.max_capacity());
 }
 
-// Refuses every allocation while `refuse` is set.
-class RefusingResource : public std::pmr::memory_resource {
- public:
-  bool refuse = false;
-
- private:
-  void* do_allocate(std::size_t bytes, std::size_t align) override {
-    if (refuse) throw std::bad_alloc();
-    return std::pmr::new_delete_resource()->allocate(bytes, align);
-  }
-  void do_deallocate(void* p, std::size_t bytes, std::size_t align) override {
-    std::pmr::new_delete_resource()->deallocate(p, bytes, align);
-  }
-  bool do_is_equal(const std::pmr::memory_resource& other) const noexcept override {
-    return this == &other;
-  }
-};
-
 TEST(SendNotifier, ABlockRefusedAtTheHandOffLeavesTheSlotAndTheValueToItsOwner) {
-  RefusingResource memory;
+  leanchan::testing::FailingResource memory;
   Counter counter;
   SendNotifier notifier(&Counter::bump, &counter);
   Tracked::reset();
@@ -153,7 +133,7 @@ TEST(SendNotifier, ABlockRefusedAtTheHandOffLeavesTheSlotAndTheValueToItsOwner) 
     ASSERT_TRUE(tx.try_send(Tracked(0)).ok());
     Tracked value(1);
     ASSERT_EQ(tx.send_or_notify(value, notifier), SendStatus::kFull);
-    memory.refuse = true;
+    memory.fail = true;
     EXPECT_EQ(rx.try_recv().value().value, 0u);
     EXPECT_EQ(counter.calls.load(), 1);
     EXPECT_FALSE(value.moved_from);
@@ -162,7 +142,7 @@ TEST(SendNotifier, ABlockRefusedAtTheHandOffLeavesTheSlotAndTheValueToItsOwner) 
     EXPECT_EQ(tx.send_or_notify(value, notifier), SendStatus::kNoMemory);
     EXPECT_FALSE(value.moved_from);
     EXPECT_EQ(tx.capacity(), tx.max_capacity());  // the slot went back
-    memory.refuse = false;
+    memory.fail = false;
     EXPECT_EQ(tx.send_or_notify(value, notifier), SendStatus::kOk);
     EXPECT_TRUE(value.moved_from);
     EXPECT_EQ(rx.try_recv().value().value, 1u);
