@@ -92,10 +92,9 @@ void push_carried(WaitNode* node) noexcept {
   // The grant is used: kSent replaces it (an RMW: the owner may be marking
   // the firing awaited). release: the push (the value moved from) happens
   // before the owner's acquire load that sees kSent.
-  std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  while (!node->state.compare_exchange_weak(state, (state & ~WaitNode::kGrant) | WaitNode::kSent,
-                                            std::memory_order_release, std::memory_order_relaxed)) {
-  }
+  (void)fetch_update(
+      node->state, std::memory_order_release, std::memory_order_relaxed,
+      [](std::uint32_t state) { return (state & ~WaitNode::kGrant) | WaitNode::kSent; });
 }
 
 }  // namespace
@@ -148,11 +147,10 @@ void Semaphore::mark_firing(WaitNode* node, std::uint32_t grant) noexcept {
   // kSleeping on its own word at the same moment (without the lock); that
   // bit is kept. release: the releaser's work before a redeemer's push
   // (take_grant's acquire).
-  std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  while (!node->state.compare_exchange_weak(
-      state, (state & WaitNode::kSleeping) | WaitNode::kFiring | grant, std::memory_order_release,
-      std::memory_order_relaxed)) {
-  }
+  (void)fetch_update(node->state, std::memory_order_release, std::memory_order_relaxed,
+                     [grant](std::uint32_t state) {
+                       return (state & WaitNode::kSleeping) | WaitNode::kFiring | grant;
+                     });
 }
 
 void Semaphore::finish_firing(WaitNode* node) noexcept {
@@ -160,10 +158,9 @@ void Semaphore::finish_firing(WaitNode* node) noexcept {
   // may have redeemed it meanwhile) and a carried value's kSent. release:
   // the callback (and the grant) happen before the owner's acquire load
   // that sees kIdle.
-  std::uint32_t state = node->state.load(std::memory_order_relaxed);
-  while (!node->state.compare_exchange_weak(state, state & (WaitNode::kGrant | WaitNode::kSent),
-                                            std::memory_order_acq_rel, std::memory_order_relaxed)) {
-  }
+  const std::uint32_t state =
+      fetch_update(node->state, std::memory_order_acq_rel, std::memory_order_relaxed,
+                   [](std::uint32_t now) { return now & (WaitNode::kGrant | WaitNode::kSent); });
   if (WaitNode::phase(state) == WaitNode::kFiringAwaited) futex_wake(node->state, INT_MAX);
 }
 

@@ -39,6 +39,20 @@ constexpr int spin_budget(int rounds) noexcept {
 #endif
 }
 
+// Replaces the value of `atomic` with `next(value)` in one compare-and-swap
+// loop (Rust's fetch_update, with a function that never declines) and
+// returns the value it replaced. `next` may run more than once, so it must
+// compute, not act. The first load and every failed CAS use `failure`,
+// the CAS that succeeds `success`: each caller says why those suffice.
+template <class T, class Next>
+T fetch_update(Atomic<T>& atomic, std::memory_order success, std::memory_order failure,
+               Next next) noexcept {
+  T value = atomic.load(failure);
+  while (!atomic.compare_exchange_weak(value, next(value), success, failure)) {
+  }
+  return value;
+}
+
 // Tells the processor this is a spin-wait (x86 PAUSE); a no-op elsewhere.
 // Every loop that calls it is bounded and ends in a futex sleep.
 inline void cpu_relax() noexcept {

@@ -227,11 +227,9 @@ class LEANCHAN_API PermitWord {
   // close() found waiters and woke them all: their partial grants go back
   // and both waiting bits clear.
   void finish_close(std::uint32_t returned) noexcept {
-    Word word = word_.load(std::memory_order_relaxed);
-    while (!word_.compare_exchange_weak(
-        word, (word - returned * kUsedUnit) & ~(kSendersWaitBit | kClosedWatchBit),
-        std::memory_order_seq_cst, std::memory_order_relaxed)) {
-    }
+    (void)fetch_update(word_, std::memory_order_seq_cst, std::memory_order_relaxed, [&](Word word) {
+      return (word - returned * kUsedUnit) & ~(kSendersWaitBit | kClosedWatchBit);
+    });
   }
 
   // ---- Positions --------------------------------------------------------------
@@ -244,19 +242,13 @@ class LEANCHAN_API PermitWord {
       // seq_cst: as below.
       return position_of(word_.fetch_add(kPositionUnit, std::memory_order_seq_cst));
     }
-    Word word = word_.load(std::memory_order_relaxed);
-    for (;;) {
-      const std::uint64_t position = position_of(word);
-      const Word next = with_next_position(word, slots);
-      // seq_cst: puts the claim in the single total order before this
-      // sender's load of the receiver's signal (ReceiverSignal::notify),
-      // so a receiver that announced its wait and then read the claim
-      // position either sees this claim or is seen by this sender.
-      if (word_.compare_exchange_weak(word, next, std::memory_order_seq_cst,
-                                      std::memory_order_relaxed)) {
-        return position;
-      }
-    }
+    // seq_cst: puts the claim in the single total order before this
+    // sender's load of the receiver's signal (ReceiverSignal::notify),
+    // so a receiver that announced its wait and then read the claim
+    // position either sees this claim or is seen by this sender.
+    return position_of(
+        fetch_update(word_, std::memory_order_seq_cst, std::memory_order_relaxed,
+                     [slots](Word word) { return with_next_position(word, slots); }));
   }
   // An ordinary send in one RMW: takes one slot and claims the next
   // position in the same CAS (kClaimed, `position` set) if the channel is
