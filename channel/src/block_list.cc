@@ -57,8 +57,8 @@ std::size_t BlockList::numbered_blocks_locked(const Locked&) const noexcept {
          1;
 }
 
-#if defined(LEANCHAN_EXPLORE)
 void BlockList::check_senders_block_locked() const noexcept {
+#if defined(LEANCHAN_EXPLORE)
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (tail == nullptr || head == nullptr) return;
@@ -69,13 +69,11 @@ void BlockList::check_senders_block_locked() const noexcept {
     const_cast<BlockList*>(this)->tail_block_.store(const_cast<BlockHeader*>(head),
                                                     std::memory_order_relaxed);
   }
-}
 #endif
+}
 
 BlockHeader* BlockList::last_block_locked(const Locked&) const noexcept {
-#if defined(LEANCHAN_EXPLORE)
   check_senders_block_locked();
-#endif
   BlockHeader* block = tail_block_.load(std::memory_order_relaxed);  // relaxed: under the lock
   if (block == nullptr) return nullptr;
   const std::uint32_t last = last_tag_.load(std::memory_order_relaxed);
@@ -87,9 +85,7 @@ BlockHeader* BlockList::last_block_locked(const Locked&) const noexcept {
 }
 
 BlockHeader* BlockList::advance_senders_block_locked(const Locked&, std::uint32_t tag) noexcept {
-#if defined(LEANCHAN_EXPLORE)
   check_senders_block_locked();
-#endif
   BlockHeader* block = tail_block_.load(std::memory_order_relaxed);  // relaxed: under the lock
   if (block == nullptr) return nullptr;
   const std::uint32_t from = block->tag(std::memory_order_relaxed);
@@ -124,9 +120,7 @@ BlockHeader* BlockList::open_block(std::uint64_t block_number, const BlockLayout
     // Unreachable while provisioning holds: the claimed position's block
     // was numbered before the claim. The position cannot be given back (the
     // receiver would wait for it forever), so number it now, or end.
-#if defined(LEANCHAN_EXPLORE)
-    explore::report_violation("a sender claimed a position whose block was not numbered");
-#endif
+    LEANCHAN_EXPLORE_CHECK(false, "a sender claimed a position whose block was not numbered");
     if (!extend_locked(held, target, target, layout, false)) {
       contract_violation("internal error: no block for a claimed position");
     }

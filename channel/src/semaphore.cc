@@ -271,11 +271,8 @@ WaitNode* Semaphore::settle_locked(const Locked&, std::uint32_t count, WaitNode*
   // the general path, clears the bit. A closed watcher is not a sender:
   // it changes neither bit 1 nor the count.
   bool unqueued = !word_.senders_wait();
-#if defined(LEANCHAN_EXPLORE)
-  if (unqueued && waiters_.first_sender() != nullptr) {
-    explore::report_violation("a sender is queued while bit 1 is clear");
-  }
-#endif
+  LEANCHAN_EXPLORE_CHECK(!unqueued || waiters_.first_sender() == nullptr,
+                         "a sender is queued while bit 1 is clear");
   if (unqueued) {
     word_.release_unqueued(count);
     return nullptr;

@@ -53,6 +53,16 @@ T fetch_update(Atomic<T>& atomic, std::memory_order success, std::memory_order f
   return value;
 }
 
+// An invariant the explorer checks (tests/explore/): there a false
+// `condition` is reported as a violation naming `what`, which fails the
+// schedule; in every other build the condition is not evaluated.
+#if defined(LEANCHAN_EXPLORE)
+#define LEANCHAN_EXPLORE_CHECK(condition, what) \
+  ((condition) ? static_cast<void>(0) : ::leanchan::internal::explore::report_violation(what))
+#else
+#define LEANCHAN_EXPLORE_CHECK(condition, what) static_cast<void>(0)
+#endif
+
 // Tells the processor this is a spin-wait (x86 PAUSE); a no-op elsewhere.
 // Every loop that calls it is bounded and ends in a futex sleep.
 inline void cpu_relax() noexcept {

@@ -317,12 +317,10 @@ class LEANCHAN_API BlockList : public ListLock {
   // Under the lock: the last numbered block (null for an empty list),
   // found from the senders' block: O(blocks numbered past it).
   BlockHeader* last_block_locked(const Locked& held) const noexcept;
-#if defined(LEANCHAN_EXPLORE)
   // The explorer's check that the senders' block is numbered (it lies in
   // head .. last); if not, reports the violation and puts it on the head
-  // so that the schedule can end.
+  // so that the schedule can end. Empty in every other build.
   void check_senders_block_locked() const noexcept;
-#endif
   // Under the lock: makes the numbered block tagged `tag` the senders'
   // block if it lies after the current one, walking from it; returns it
   // (the current one if `tag` is not after it).

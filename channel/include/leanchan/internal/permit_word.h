@@ -214,9 +214,7 @@ class LEANCHAN_API PermitWord {
     while (pending_of(word)) {
       const std::uint64_t claimed = Positions::distance(position_of(word), returned, slots);
       const std::uint32_t used = used_of(word);
-#if defined(LEANCHAN_EXPLORE)
-      if (used < claimed) explore::report_violation("fewer slots in use than claimed positions");
-#endif
+      LEANCHAN_EXPLORE_CHECK(used >= claimed, "fewer slots in use than claimed positions");
       const Word unclaimed = used > claimed ? used - claimed : 0;
       if (word_.compare_exchange_weak(word, (word - unclaimed * kUsedUnit) & ~kPendingBit,
                                       std::memory_order_seq_cst, std::memory_order_seq_cst)) {
