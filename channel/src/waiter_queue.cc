@@ -18,6 +18,10 @@ ClosedWatchNode* as_closed_watch(WaitNode* node) noexcept {
 }  // namespace
 
 void WaiterQueue::link_before(WaitNode* node, WaitNode* successor) noexcept {
+  if (successor == nullptr) {  // an empty ring: the node alone
+    node->next = node->prev = node;
+    return;
+  }
   WaitNode* predecessor = successor->prev;
   predecessor->next = node;
   node->prev = predecessor;
@@ -26,12 +30,7 @@ void WaiterQueue::link_before(WaitNode* node, WaitNode* successor) noexcept {
 }
 
 void WaiterQueue::attach_receive(WaitNode* node) noexcept {
-  WaitNode* first = first_.load(std::memory_order_relaxed);
-  if (first == nullptr) {
-    node->next = node->prev = node;
-  } else {
-    link_before(node, first);
-  }
+  link_before(node, first_.load(std::memory_order_relaxed));
   // release: a sender firing the notifier without the lock (after it read
   // the receiver's arming of its signal word, stored after this) sees the node.
   first_.store(node, std::memory_order_release);
@@ -44,12 +43,9 @@ void WaiterQueue::detach_receive() noexcept {
 
 void WaiterQueue::push_sender(WaitNode* node) noexcept {
   WaitNode* first = first_.load(std::memory_order_relaxed);
-  if (first == nullptr) {
-    node->next = node->prev = node;
-    first_.store(node, std::memory_order_relaxed);  // relaxed: lock holders only
-    return;
-  }
   link_before(node, first);  // the ring's end: behind every waiting sender
+  // relaxed: lock holders only
+  if (first == nullptr) first_.store(node, std::memory_order_relaxed);
 }
 
 WaitNode* WaiterQueue::first_sender() const noexcept {
@@ -106,13 +102,10 @@ void WaiterQueue::add_closed_watch(ClosedWatchNode* watch) noexcept {
   }
   watch->group_next = watch->group_prev = watch;
   WaitNode* first = first_.load(std::memory_order_relaxed);
-  if (first == nullptr) {
-    watch->node.next = watch->node.prev = &watch->node;
-    first_.store(&watch->node, std::memory_order_relaxed);
-  } else if (first->kind == WaitNode::Kind::kReceive) {
+  if (first != nullptr && first->kind == WaitNode::Kind::kReceive) {
     link_before(&watch->node, first->next);  // right after the receive notifier
   } else {
-    link_before(&watch->node, first);
+    link_before(&watch->node, first);  // first in the ring (alone in an empty one)
     first_.store(&watch->node, std::memory_order_relaxed);
   }
 }

@@ -57,6 +57,8 @@ class LEANCHAN_API WaiterQueue {
   WaitNode* take_all_but_receive() noexcept;
 
  private:
+  // Links `node` into the ring before `successor`; alone if `successor`
+  // is null (an empty ring). first_ is the caller's to set.
   void link_before(WaitNode* node, WaitNode* successor) noexcept;
   WaitNode* closed_watch_slot() const noexcept;  // the ring's closed watcher, or null
 
