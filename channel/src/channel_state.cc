@@ -160,17 +160,12 @@ void ChannelState::destroy(ChannelState* state) noexcept {
     return;
   }
   // The state is the first member of a standard-layout struct: the two
-  // addresses are the same (pointer-interconvertible).
+  // addresses are the same (pointer-interconvertible). What follows it (the
+  // resource pointer, the registry link) is trivially destructible.
   std::pmr::memory_resource* resource = state->memory_resource();
-  if (state->registered()) {
-    auto* registered = reinterpret_cast<RegisteredChannelState*>(state);
-    registered->~RegisteredChannelState();
-    resource->deallocate(registered, sizeof(RegisteredChannelState), kControlAlignment);
-    return;
-  }
-  auto* both = reinterpret_cast<ChannelStateWithResource*>(state);
-  both->~ChannelStateWithResource();
-  resource->deallocate(both, sizeof(ChannelStateWithResource), kControlAlignment);
+  const std::size_t bytes = state->control_bytes();
+  state->~ChannelState();
+  resource->deallocate(state, bytes, kControlAlignment);
 }
 
 ChannelState::RegistryLink* ChannelState::registry_link() noexcept {

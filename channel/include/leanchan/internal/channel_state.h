@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory_resource>
+#include <type_traits>
 
 #include "leanchan/export.h"
 #include "leanchan/fwd.h"
@@ -355,6 +356,8 @@ struct RegisteredChannelState {
 };
 static_assert(offsetof(RegisteredChannelState, resource) == 64);
 static_assert(sizeof(ChannelStateWithResource) == 72 && sizeof(RegisteredChannelState) == 88);
+static_assert(std::is_trivially_destructible_v<ChannelState::RegistryLink>,
+              "leanchan: ChannelState::destroy destroys only the state");
 static_assert(sizeof(ChannelStateWithResource) % ChannelState::kControlAlignment != 0 &&
                   sizeof(RegisteredChannelState) % ChannelState::kControlAlignment != 0 &&
                   ChannelState::kControlAlignment > alignof(BlockHeader),
