@@ -1,27 +1,33 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The speed table of docs/results.md, generated from a grid scripts/peers.sh printed.
+"""The speed figures of docs/results.md and README.md, generated from a grid scripts/peers.sh printed.
 
     REPS=5 scripts/peers.sh > docs/grids/2026-12-07.md      # a full grid, kept
-    scripts/speed_table.py docs/grids/2026-12-07.md          # prints the section
+    scripts/speed_table.py docs/grids/2026-12-07.md          # prints both sections
     scripts/speed_table.py docs/grids/2026-12-07.md --replace docs/results.md
     scripts/speed_table.py docs/grids/2026-12-07.md --check docs/results.md
+    scripts/speed_table.py docs/grids/2026-12-07.md --check README.md
 
-The section: the 24-byte rows of the OS-thread grid for 1 and 4 producers
+The table: the 24-byte rows of the OS-thread grid for 1 and 4 producers
 at capacities 1, 16 and 1024, the ping-pong row, and the geometric means
 of leanchan-b32's throughput over each peer's across every row of the grid
 (every size, producer count and capacity). It lies in the page between
-the lines `<!-- speed table: begin -->` and `<!-- speed table: end -->`;
---replace rewrites it there, --check fails (exit 1) when it differs. Bad
-input (no grid table, a missing marker) is an error with exit 2.
+the lines `<!-- speed table: begin -->` and `<!-- speed table: end -->`.
+The summary (the README's): the geometric means over crossbeam, Tokio and
+Go, every row and per capacity, and those of the coroutines
+(leanchan-coro) over Tokio's tasks and Go's goroutines in the task table,
+between `<!-- speed summary: begin -->` and `<!-- speed summary: end -->`.
+--replace rewrites every section whose markers the page has (it needs
+one), --check fails (exit 1) when one differs. Bad input (no grid table,
+no marker, a marker without its pair) is an error with exit 2.
 """
 import argparse
 import math
 import re
 import sys
 
-BEGIN = "<!-- speed table: begin -->"
-END = "<!-- speed table: end -->"
+MARKERS = {"table": ("<!-- speed table: begin -->", "<!-- speed table: end -->"),
+           "summary": ("<!-- speed summary: begin -->", "<!-- speed summary: end -->")}
 # Column order and titles of the table; a design the grid lacks
 # is left out.
 COLUMNS = [("leanchan-b8", "leanchan-b8"), ("leanchan-b32", "leanchan-b32 (default)"),
@@ -58,33 +64,80 @@ def number(cell):
         return None
 
 
+def read_rows(head, rows, into):
+    """A throughput table's rows into {(size, P, cap): {design: M msgs/s}}."""
+    designs = [(i, name) for i, name in enumerate(head) if "cpu" not in name and "/" not in name]
+    for row in rows:
+        if len(row) < 4 or number(row[0]) is None:
+            continue  # the geomean line
+        key = (int(number(row[0])), int(number(row[1])), int(number(row[2])))
+        for i, name in designs[4:]:
+            value = number(row[i]) if i < len(row) else None
+            if value is not None:
+                into.setdefault(key, {})[name] = value
+
+
 def read_grid(text):
-    """The OS-thread grid {(size, P, cap): {design: M msgs/s}} and its
-    ping-pong {design: ns per round trip}. The task table (it has
-    leanchan-coro) is not the grid."""
-    grid, pingpong = {}, {}
+    """The OS-thread grid {(size, P, cap): {design: M msgs/s}}, its
+    ping-pong {design: ns per round trip} and the task table (the one with
+    leanchan-coro, not part of the grid) in the grid's shape."""
+    grid, pingpong, tasks = {}, {}, {}
     for head, rows in tables(text):
-        if "leanchan-coro" in head:
-            continue
-        designs = [(i, name) for i, name in enumerate(head)
-                   if "cpu" not in name and "/" not in name]
         if head[:4] == ["size", "P", "cap", "N"]:
-            for row in rows:
-                if len(row) < 4 or number(row[0]) is None:
-                    continue  # the geomean line
-                key = (int(number(row[0])), int(number(row[1])), int(number(row[2])))
-                for i, name in designs[4:]:
-                    value = number(row[i]) if i < len(row) else None
-                    if value is not None:
-                        grid.setdefault(key, {})[name] = value
+            read_rows(head, rows, tasks if "leanchan-coro" in head else grid)
+        elif "leanchan-coro" in head:
+            continue
         elif head[:1] == ["N"] and len(head) > 2 and rows:
+            designs = [(i, name) for i, name in enumerate(head)
+                       if "cpu" not in name and "/" not in name]
             for i, name in designs[1:]:
                 value = number(rows[0][i]) if i < len(rows[0]) else None
                 if value is not None:
                     pingpong[name] = value
     if not grid:
         raise InputError("no OS-thread grid table (| size | P | cap | N | ...) in the input")
-    return grid, pingpong
+    return grid, pingpong, tasks
+
+
+def geomean(rows, base, peer):
+    """(geometric mean of base's throughput over peer's, rows compared), or None."""
+    ratios = [row[base] / row[peer] for row in rows
+              if base in row and peer in row and row[peer] > 0 and row[base] > 0]
+    if not ratios:
+        return None
+    return math.exp(sum(map(math.log, ratios)) / len(ratios)), len(ratios)
+
+
+def listed(items):
+    """a, b and c"""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def summary(grid, tasks):
+    """The README's paragraph: one sentence a line, figures only."""
+    names = [("crossbeam", "crossbeam"), ("tokio", "Tokio"), ("go", "Go")]
+    every = [(geomean(grid.values(), BASE, peer), title) for peer, title in names]
+    every = [(m, title) for m, title in every if m is not None]
+    if not every:
+        return "The last grid compares leanchan-b32 with none of crossbeam, Tokio and Go.\n"
+    rows = max(m[1] for m, _ in every)
+    out = [f"Over the last full grid ({rows} rows of OS threads) the default channel reads "
+           + listed([f"{m[0]:.2f}x {title}" for m, title in every]) + " by geometric mean"]
+    per_cap = []
+    for cap in sorted({key[2] for key in grid}):
+        rows_at = [row for key, row in grid.items() if key[2] == cap]
+        means = [(geomean(rows_at, BASE, peer), title) for peer, title in names]
+        means = ["-" if m is None else f"{m[0]:.2f}x" for m, _ in means]
+        per_cap.append(f"capacity {cap}: " + ", ".join(means))
+    out[0] += " (in that order, " + "; ".join(per_cap) + ")."
+    coro = [(geomean(tasks.values(), "leanchan-coro", peer), title)
+            for peer, title in (("tokio", "Tokio's tasks"), ("go-2", "Go's goroutines"))]
+    coro = [(m, title) for m, title in coro if m is not None]
+    if coro:
+        out.append("As coroutines on two threads it reads "
+                   + listed([f"{m[0]:.2f}x {title}" for m, title in coro])
+                   + f" ({max(m[1] for m, _ in coro)} task rows).")
+    return "\n".join(out) + "\n"
 
 
 def section(grid, pingpong):
@@ -104,23 +157,31 @@ def section(grid, pingpong):
         out.append("| ping-pong ns (lower is better) | " + " | ".join(cells) + " |")
     means = []
     for peer in PEERS:
-        ratios = [row[BASE] / row[peer] for row in grid.values()
-                  if BASE in row and peer in row and row[peer] > 0]
-        if ratios:
-            mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-            means.append(f"{mean:.2f}x {peer} ({len(ratios)} rows)")
+        mean = geomean(grid.values(), BASE, peer)
+        if mean is not None:
+            means.append(f"{mean[0]:.2f}x {peer} ({mean[1]} rows)")
     out.append("")
     out.append(f"Geometric means of {BASE}'s throughput over each peer's, every row of the "
                f"grid: " + ", ".join(means) + ".")
     return "\n".join(out) + "\n"
 
 
-def split_readme(text):
-    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise InputError(f"the page needs one '{BEGIN}' line and, after it, one '{END}' line")
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head, tail
+def rewrite(page, generated):
+    """The page with every section whose markers it has rewritten."""
+    found = 0
+    for name, (begin, end) in MARKERS.items():
+        if page.count(begin) == 0 and page.count(end) == 0:
+            continue
+        if page.count(begin) != 1 or page.count(end) != 1 or page.index(begin) > page.index(end):
+            raise InputError(f"the page needs one '{begin}' line and, after it, one '{end}' line")
+        head, rest = page.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        page = f"{head}{begin}\n{generated[name]}{end}{tail}"
+        found += 1
+    if not found:
+        raise InputError("the page has no section markers: '"
+                         + "' or '".join(begin for begin, _ in MARKERS.values()) + "'")
+    return page
 
 
 def main():
@@ -132,18 +193,18 @@ def main():
     args = parser.parse_args()
     try:
         with open(args.grid, encoding="utf-8") as f:
-            generated = section(*read_grid(f.read()))
+            grid, pingpong, tasks = read_grid(f.read())
+        generated = {"table": section(grid, pingpong), "summary": summary(grid, tasks)}
         if not args.replace and not args.check:
-            sys.stdout.write(generated)
+            sys.stdout.write(generated["table"] + "\n" + generated["summary"])
             return 0
         path = args.replace or args.check
         with open(path, encoding="utf-8") as f:
             readme = f.read()
-        head, tail = split_readme(readme)
-        wanted = f"{head}{BEGIN}\n{generated}{END}{tail}"
+        wanted = rewrite(readme, generated)
         if args.check:
             if wanted != readme:
-                print(f"speed_table: {path}'s speed table differs from {args.grid}; "
+                print(f"speed_table: {path}'s speed figures differ from {args.grid}; "
                       f"run scripts/speed_table.py {args.grid} --replace {path}", file=sys.stderr)
                 return 1
             return 0

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# scripts/speed_table.py: the results page's speed section from a peers.sh grid.
-# The grid here is made up in the shape peers.sh prints (a throughput table
-# per size/producers/capacity, a ping-pong table, a task table that must be
-# ignored); the expected cells and geometric means are computed here from
-# the same numbers.
+# scripts/speed_table.py: the results page's speed table and the README's
+# speed summary from a peers.sh grid. The grid here is made up in the shape
+# peers.sh prints (a throughput table per size/producers/capacity, a
+# ping-pong table, a task table that only the summary reads); the expected
+# cells and geometric means are computed here from the same numbers.
 import math
 import os
 import subprocess
@@ -33,8 +33,11 @@ def grid_text():
     lines.append("| **geomean** | | | |" + " | |" * len(DESIGNS) + " **0.5** |")
     lines += ["", "| N |" + "".join(f" {d} | {d} cpu |" for d in DESIGNS), "|---:|" + "---:|---:|" * len(DESIGNS),
               "| 1000 |" + "".join(f" {300 + 10 * i} | 5 |" for i in range(len(DESIGNS))), ""]
-    lines += ["| size | P | cap | N | leanchan-coro | tokio |", "|---:|---:|---:|---:|---:|---:|",
-              "| 24 | 1 | 1 | 1000 | 99.00 | 1.00 |", ""]
+    lines += ["| size | P | cap | N | leanchan-coro | tokio | go-2 | coro/tokio |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|",
+              "| 24 | 1 | 1 | 1000 | 99.00 | 1.00 | 33.00 | 99.00 |",
+              "| 24 | 4 | 16 | 1000 | 4.00 | 16.00 | 2.00 | 0.25 |",
+              "| **geomean** | | | | | | | **4.97** |", ""]
     return "\n".join(lines)
 
 
@@ -55,7 +58,7 @@ def main():
             f.write(grid_text())
         out = run(grid)
         expect(out.returncode == 0, f"plain run exit {out.returncode}: {out.stderr}")
-        text = out.stdout
+        text, _, summary = out.stdout.partition("\nOver the last")
         row = "| 4, 16 | " + " | ".join(f"{rate(24, 4, 16, d):.2f}" for d in DESIGNS) + " |"
         expect(row in text, f"missing the 24-byte row {row!r} in:\n{text}")
         expect("| 1, 1 |" in text and "| 4, 1024 |" in text, "not every producer/capacity row")
@@ -69,6 +72,23 @@ def main():
         mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
         expect(f"{mean:.2f}x crossbeam (12 rows)" in text, f"geomean over crossbeam wrong:\n{text}")
 
+        # The summary: every row, then per capacity, then the task rows.
+        def means(peer, cap=None):
+            ratios = [rate(s, p, c, "leanchan-b32") / rate(s, p, c, peer)
+                      for s in (8, 24) for p in (1, 4) for c in (1, 16, 1024)
+                      if cap is None or c == cap]
+            return math.exp(sum(map(math.log, ratios)) / len(ratios))
+        head = (f" full grid (12 rows of OS threads) the default channel reads "
+                f"{means('crossbeam'):.2f}x crossbeam, {means('tokio'):.2f}x Tokio and "
+                f"{means('go'):.2f}x Go by geometric mean (in that order, capacity 1: "
+                f"{means('crossbeam', 1):.2f}x, {means('tokio', 1):.2f}x, {means('go', 1):.2f}x;")
+        expect(summary.startswith(head), f"summary's first sentence wrong:\n{summary}\nwanted {head}")
+        expect(f"capacity 1024: {means('crossbeam', 1024):.2f}x," in summary,
+               f"summary's capacity 1024 wrong:\n{summary}")
+        tasks = (f"it reads {math.sqrt(99 / 1 * 4 / 16):.2f}x Tokio's tasks and "
+                 f"{math.sqrt(99 / 33 * 4 / 2):.2f}x Go's goroutines (2 task rows).")
+        expect(tasks in summary, f"summary's task figures wrong:\n{summary}\nwanted {tasks}")
+
         readme = os.path.join(tmp, "README.md")
         with open(readme, "w") as f:
             f.write("# x\n\n<!-- speed table: begin -->\nold\n<!-- speed table: end -->\n\nafter\n")
@@ -80,10 +100,34 @@ def main():
         expect(body.startswith("# x\n\n<!-- speed table: begin -->\n| producers") and
                body.endswith("<!-- speed table: end -->\n\nafter\n"), f"--replace mangled:\n{body}")
 
+        # A page with the summary's markers alone (the README), then both.
+        with open(readme, "w") as f:
+            f.write("a\n<!-- speed summary: begin -->\nold\n<!-- speed summary: end -->\nb\n")
+        expect(run(grid, "--check", readme).returncode == 1, "--check passed a stale summary")
+        expect(run(grid, "--replace", readme).returncode == 0, "--replace of a summary failed")
+        with open(readme) as f:
+            body = f.read()
+        expect(body.startswith("a\n<!-- speed summary: begin -->\nOver the last full grid") and
+               body.endswith(" task rows).\n<!-- speed summary: end -->\nb\n"),
+               f"--replace mangled the summary:\n{body}")
+        with open(readme, "w") as f:
+            f.write("<!-- speed table: begin -->\n<!-- speed table: end -->\n"
+                    "<!-- speed summary: begin -->\n<!-- speed summary: end -->\n")
+        expect(run(grid, "--replace", readme).returncode == 0, "--replace of both failed")
+        with open(readme) as f:
+            body = f.read()
+        expect("| producers, capacity |" in body and "Over the last full grid" in body,
+               f"--replace did not write both sections:\n{body}")
+        expect(run(grid, "--check", readme).returncode == 0, "--check failed after both")
+
         with open(readme, "w") as f:
             f.write("# no markers\n")
         bad = run(grid, "--check", readme)
         expect(bad.returncode == 2 and "speed table: begin" in bad.stderr, "missing markers not exit 2")
+        with open(readme, "w") as f:
+            f.write("<!-- speed summary: begin -->\nno end\n")
+        bad = run(grid, "--check", readme)
+        expect(bad.returncode == 2 and "speed summary: end" in bad.stderr, "a lone marker not exit 2")
         empty = os.path.join(tmp, "empty.md")
         with open(empty, "w") as f:
             f.write("nothing here\n")
