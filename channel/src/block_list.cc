@@ -57,8 +57,8 @@ std::size_t BlockList::numbered_blocks_locked(const Locked&) const noexcept {
          1;
 }
 
-void BlockList::check_senders_block_locked() const noexcept {
 #if defined(LEANCHAN_EXPLORE)
+void BlockList::check_senders_block_locked() const noexcept {
   const BlockHeader* tail = tail_block_.load(std::memory_order_relaxed);
   const BlockHeader* head = head_.load(std::memory_order_relaxed);
   if (tail == nullptr || head == nullptr) return;
@@ -69,8 +69,8 @@ void BlockList::check_senders_block_locked() const noexcept {
     const_cast<BlockList*>(this)->tail_block_.store(const_cast<BlockHeader*>(head),
                                                     std::memory_order_relaxed);
   }
-#endif
 }
+#endif
 
 BlockHeader* BlockList::last_block_locked(const Locked&) const noexcept {
   check_senders_block_locked();
