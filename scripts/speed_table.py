@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The speed figures of docs/results.md and README.md, generated from a grid scripts/peers.sh printed.
+"""The speed figures of docs/results.md and README.md, from a grid scripts/peers.sh printed.
 
     REPS=5 scripts/peers.sh > docs/grids/2026-12-07.md      # a full grid, kept
     scripts/speed_table.py docs/grids/2026-12-07.md          # prints both sections
@@ -119,7 +119,8 @@ def summary(grid, tasks):
     every = [(geomean(grid.values(), BASE, peer), title) for peer, title in names]
     every = [(m, title) for m, title in every if m is not None]
     if not every:
-        return "The last grid compares leanchan-b32 with none of crossbeam, Tokio and Go.\n"
+        raise InputError(f"the grid compares {BASE} with none of crossbeam, Tokio and Go: "
+                         "no speed summary to write")
     rows = max(m[1] for m, _ in every)
     out = [f"Over the last full grid ({rows} rows of OS threads) the default channel reads "
            + listed([f"{m[0]:.2f}x {title}" for m, title in every]) + " by geometric mean"]
@@ -176,7 +177,7 @@ def rewrite(page, generated):
             raise InputError(f"the page needs one '{begin}' line and, after it, one '{end}' line")
         head, rest = page.split(begin, 1)
         _, tail = rest.split(end, 1)
-        page = f"{head}{begin}\n{generated[name]}{end}{tail}"
+        page = f"{head}{begin}\n{generated[name]()}{end}{tail}"
         found += 1
     if not found:
         raise InputError("the page has no section markers: '"
@@ -194,9 +195,12 @@ def main():
     try:
         with open(args.grid, encoding="utf-8") as f:
             grid, pingpong, tasks = read_grid(f.read())
-        generated = {"table": section(grid, pingpong), "summary": summary(grid, tasks)}
+        # Each section is made only when a page asks for it (or for the plain
+        # print): a grid a summary cannot come from still gives its table.
+        generated = {"table": lambda: section(grid, pingpong),
+                     "summary": lambda: summary(grid, tasks)}
         if not args.replace and not args.check:
-            sys.stdout.write(generated["table"] + "\n" + generated["summary"])
+            sys.stdout.write(generated["table"]() + "\n" + generated["summary"]())
             return 0
         path = args.replace or args.check
         with open(path, encoding="utf-8") as f:

@@ -67,17 +67,16 @@ def main():
                f"ping-pong row wrong:\n{text}")
         expect("99.00" not in text, "the task table leaked into the OS-thread section")
         expect("moodycamel" not in text, "a design the grid lacks got a column")
-        ratios = [rate(s, p, c, "leanchan-b32") / rate(s, p, c, "crossbeam")
-                  for s in (8, 24) for p in (1, 4) for c in (1, 16, 1024)]
-        mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        expect(f"{mean:.2f}x crossbeam (12 rows)" in text, f"geomean over crossbeam wrong:\n{text}")
-
-        # The summary: every row, then per capacity, then the task rows.
+        # Geometric mean of leanchan-b32 over `peer`, every row or one capacity's.
         def means(peer, cap=None):
             ratios = [rate(s, p, c, "leanchan-b32") / rate(s, p, c, peer)
                       for s in (8, 24) for p in (1, 4) for c in (1, 16, 1024)
                       if cap is None or c == cap]
             return math.exp(sum(map(math.log, ratios)) / len(ratios))
+        expect(f"{means('crossbeam'):.2f}x crossbeam (12 rows)" in text,
+               f"geomean over crossbeam wrong:\n{text}")
+
+        # The summary: every row, then per capacity, then the task rows.
         head = (f" full grid (12 rows of OS threads) the default channel reads "
                 f"{means('crossbeam'):.2f}x crossbeam, {means('tokio'):.2f}x Tokio and "
                 f"{means('go'):.2f}x Go by geometric mean (in that order, capacity 1: "
@@ -124,6 +123,20 @@ def main():
             f.write("# no markers\n")
         bad = run(grid, "--check", readme)
         expect(bad.returncode == 2 and "speed table: begin" in bad.stderr, "missing markers not exit 2")
+        # A grid without crossbeam, Tokio and Go has a table but no summary.
+        lean = os.path.join(tmp, "lean.md")
+        with open(lean, "w") as f:
+            f.write(grid_text().replace("crossbeam", "x1").replace("tokio", "x2")
+                    .replace("| go |", "| x3 |").replace(" go ", " x3 "))
+        with open(readme, "w") as f:
+            f.write("<!-- speed table: begin -->\n<!-- speed table: end -->\n")
+        expect(run(lean, "--replace", readme).returncode == 0, "a table from a lean grid failed")
+        with open(readme, "w") as f:
+            f.write("<!-- speed summary: begin -->\n<!-- speed summary: end -->\n")
+        bad = run(lean, "--replace", readme)
+        expect(bad.returncode == 2 and "no speed summary" in bad.stderr,
+               f"a summary from a grid without its peers not exit 2: {bad.returncode} {bad.stderr}")
+
         with open(readme, "w") as f:
             f.write("<!-- speed summary: begin -->\nno end\n")
         bad = run(grid, "--check", readme)
