@@ -44,6 +44,12 @@ void BlockList::delete_block(BlockHeader* block, const BlockLayout& layout) noex
   }
 }
 
+std::size_t BlockList::delete_chain(BlockHeader* first, const BlockLayout& layout) noexcept {
+  std::size_t freed = 0;
+  for (; first != nullptr; ++freed) delete_block(std::exchange(first, first->next), layout);
+  return freed;
+}
+
 std::size_t BlockList::live_blocks_locked(const Locked& held) const noexcept {
   return numbered_blocks_locked(held) + spares_locked(held);
 }
@@ -243,7 +249,7 @@ bool BlockList::allocate_for_extension(const BlockHeader* last, std::uint32_t ta
   for (; have < steps; ++have) {
     BlockHeader* block = try_new_block(layout, 0);  // numbered when used
     if (block == nullptr) {
-      while (fresh != nullptr) delete_block(std::exchange(fresh, fresh->next), layout);
+      (void)delete_chain(std::exchange(fresh, nullptr), layout);
       return false;
     }
     block->next = fresh;
@@ -310,14 +316,7 @@ std::size_t BlockList::free_spares_locked(const Locked& held, const BlockLayout&
     BlockHeader* last_kept = last;  // the spares from last_kept->next on go
     for (std::size_t i = 0; i < kept && last_kept->next != nullptr; ++i)
       last_kept = last_kept->next;
-    BlockHeader* spare = last_kept->next;
-    last_kept->next = nullptr;
-    while (spare != nullptr) {
-      BlockHeader* next = spare->next;
-      delete_block(spare, layout);
-      ++freed;
-      spare = next;
-    }
+    freed = delete_chain(std::exchange(last_kept->next, nullptr), layout);
   }
   // Every caller keeps at most what a drain keeps: nothing is left to free.
   rx_block_word_.fetch_and(~kSpareToFree, std::memory_order_relaxed);  // relaxed: under the lock
@@ -491,13 +490,8 @@ bool BlockList::release_if_drained_locked(const Locked& held, std::uint64_t& ind
   const std::uint32_t rx_word = rx_block_word_.load(std::memory_order_relaxed);
   rx_block_word_.store((rx_word & kReceiverGone) | block_tag(boundary / slots),
                        std::memory_order_relaxed);
-  BlockHeader* block = head_.load(std::memory_order_relaxed);
-  while (block != nullptr) {  // the numbered blocks, then the spares
-    BlockHeader* next = block->next;
-    delete_block(block, layout);
-    ++freed;
-    block = next;
-  }
+  // The numbered blocks, then the spares.
+  freed += delete_chain(head_.load(std::memory_order_relaxed), layout);
   head_.store(nullptr, std::memory_order_relaxed);        // relaxed: see retire_head_locked
   tail_block_.store(nullptr, std::memory_order_relaxed);  // published by the unlock
   set_last_tag_locked(held, empty_tag_locked(held));      // after the permits: see covers()
@@ -542,12 +536,7 @@ std::size_t BlockList::live_blocks() const noexcept {
 }
 
 void BlockList::free_all_blocks(const BlockLayout& layout) noexcept {
-  BlockHeader* block = head_.load(std::memory_order_relaxed);
-  while (block != nullptr) {
-    BlockHeader* next = block->next;
-    delete_block(block, layout);
-    block = next;
-  }
+  (void)delete_chain(head_.load(std::memory_order_relaxed), layout);
   head_.store(nullptr, std::memory_order_relaxed);
   tail_block_.store(nullptr, std::memory_order_relaxed);
 }

@@ -307,6 +307,8 @@ class LEANCHAN_API BlockList : public ListLock {
     block->number.store(tag | want, std::memory_order_release);
   }
   static void delete_block(BlockHeader* block, const BlockLayout& layout) noexcept;
+  // Frees `first` and every block its `next` links reach; returns how many.
+  static std::size_t delete_chain(BlockHeader* first, const BlockLayout& layout) noexcept;
   void retire_head_locked(const Locked& held, const BlockLayout& layout, const Keep& keep,
                           bool senders_wait) noexcept;
   std::size_t free_spares_locked(const Locked& held, const BlockLayout& layout,
