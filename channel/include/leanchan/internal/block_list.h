@@ -77,7 +77,7 @@ struct Keep {
   std::size_t drained_spares;  // spares kept after a drain (behind the kept block)
 };
 
-class LEANCHAN_API BlockList : public ListLock {
+class BlockList : public ListLock {
  public:
   // ---- Senders --------------------------------------------------------------
   // (A sender claims its position from the permit word: PermitWord::claim.)
@@ -107,7 +107,8 @@ class LEANCHAN_API BlockList : public ListLock {
   // under the lock: a block past the senders' block becomes the senders'
   // block. If it were not numbered, the list would be extended here as a
   // fallback that ends the process when an allocation fails.
-  BlockHeader* open_block(std::uint64_t block_number, const BlockLayout& layout) noexcept;
+  LEANCHAN_API BlockHeader* open_block(std::uint64_t block_number,
+                                       const BlockLayout& layout) noexcept;
   // Provisioning, lock-free: true if the list is unlocked and the last
   // numbered block's tag is `tag` or later (for an empty list the tag two
   // before the receiver's block, which covers no block a permit holder
@@ -158,8 +159,8 @@ class LEANCHAN_API BlockList : public ListLock {
   // retiring fully consumed blocks before it; null if it is not there yet.
   // `keep`: what a retired block may become (a spare, or freed). A new
   // head gets the want bit if the permit word says a sender waits.
-  BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout, const Keep& keep,
-                            const PermitWord& permits) noexcept;
+  LEANCHAN_API BlockHeader* advance_head(std::uint64_t block_number, const BlockLayout& layout,
+                                         const Keep& keep, const PermitWord& permits) noexcept;
   // Under the lock: the receiver took the last slot of block
   // `block_number`. Retires it if a block follows; if it is the last
   // numbered and the policy keeps a block, renumbers it in place as the next block, so
@@ -185,7 +186,7 @@ class LEANCHAN_API BlockList : public ListLock {
   // The receiver found the channel empty; give back the spares beyond
   // the first `kept`, at most what a drained channel keeps
   // (Keep::drained_spares; 0 for shrink_to_fit). Returns how many were freed.
-  std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
+  LEANCHAN_API std::size_t release_spares(const BlockLayout& layout, std::size_t kept) noexcept;
   // Under the lock, the receiver found the channel empty at `index` with
   // blocks numbered past its own (for permits since dropped unused): if
   // nothing is claimed at or after `index` and no permit is in use but the
@@ -240,7 +241,7 @@ class LEANCHAN_API BlockList : public ListLock {
   // the ready bits of the slots it consumed (positions before `index`), so
   // that the last handle destroys exactly the messages still queued: those
   // whose bit is set. Without a block it takes no lock.
-  void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
+  LEANCHAN_API void forget_consumed(std::uint64_t index, const BlockLayout& layout) noexcept;
   bool receiver_gone() const noexcept {
     // relaxed: a snapshot (Sender::weak_count).
     return (rx_block_word_.load(std::memory_order_relaxed) & kReceiverGone) != 0;
@@ -277,7 +278,7 @@ class LEANCHAN_API BlockList : public ListLock {
   }
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
-  void free_all_blocks(const BlockLayout& layout) noexcept;
+  LEANCHAN_API void free_all_blocks(const BlockLayout& layout) noexcept;
   // Blocks live now, spare included (takes the lock).
   std::size_t live_blocks() const noexcept;
 

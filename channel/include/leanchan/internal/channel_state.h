@@ -47,7 +47,7 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API ChannelState {
+class ChannelState {
  public:
   // A channel created into a ChannelRegistry (leanchan/channel_registry.h):
   // the registry, the bytes of one of its blocks (BlockLayout::bytes, for
@@ -80,18 +80,19 @@ class LEANCHAN_API ChannelState {
   // if none is given) and an entry in the registry. `slots`: the slots per
   // block (1..32). Throws what the allocation (or the registry's) throws
   // (std::bad_alloc).
-  static ChannelState* create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                              std::pmr::memory_resource* resource,
-                              WaiterWatch watch = WaiterWatch::kDefault,
-                              const Registration* registration = nullptr);
+  LEANCHAN_API static ChannelState* create(std::uint32_t capacity, std::uint32_t slots,
+                                           Retention retention, std::pmr::memory_resource* resource,
+                                           WaiterWatch watch = WaiterWatch::kDefault,
+                                           const Registration* registration = nullptr);
   // As create, but null instead of throwing when an allocation fails.
-  static ChannelState* try_create(std::uint32_t capacity, std::uint32_t slots, Retention retention,
-                                  std::pmr::memory_resource* resource,
-                                  WaiterWatch watch = WaiterWatch::kDefault,
-                                  const Registration* registration = nullptr) noexcept;
+  LEANCHAN_API static ChannelState* try_create(std::uint32_t capacity, std::uint32_t slots,
+                                               Retention retention,
+                                               std::pmr::memory_resource* resource,
+                                               WaiterWatch watch = WaiterWatch::kDefault,
+                                               const Registration* registration = nullptr) noexcept;
   // Frees it where it came from. The last handle only, blocks already
   // freed, out of its registry (leave_registry) already.
-  static void destroy(ChannelState* state) noexcept;
+  LEANCHAN_API static void destroy(ChannelState* state) noexcept;
   // Where blocks (and this control block) come from; null: operator new.
   std::pmr::memory_resource* memory_resource() const noexcept;
   // This control block's own bytes: 64, 72 with a memory resource, 88
@@ -102,7 +103,7 @@ class LEANCHAN_API ChannelState {
     return memory_usage(layout.bytes);
   }
   // The same, for blocks of `block_bytes` each (a ChannelRegistry's walk).
-  std::size_t memory_usage(std::size_t block_bytes) const noexcept;
+  LEANCHAN_API std::size_t memory_usage(std::size_t block_bytes) const noexcept;
   // Null unless created with a Registration.
   RegistryLink* registry_link() noexcept;
   // The last handle, before it frees anything: takes the channel out of its
@@ -165,7 +166,7 @@ class LEANCHAN_API ChannelState {
   // permits of messages the receiver took and has not given back yet
   // (GiveBack::collect_owed), so it fails only when `count` slots are
   // really in use. Lock-free unless the bound looks full.
-  PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
+  LEANCHAN_API PermitOutcome try_acquire_permits(std::uint32_t count) noexcept;
   // Takes `count` slots, waiting in the FIFO queue while they are not
   // there, until `deadline` (null: forever).
   PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline) noexcept {
@@ -188,7 +189,7 @@ class LEANCHAN_API ChannelState {
   }
   // Free slots right now (a snapshot; collects what the receiver took,
   // under the list lock, unless a sender waits).
-  std::uint32_t free_slots() noexcept;
+  LEANCHAN_API std::uint32_t free_slots() noexcept;
   bool is_closed() const noexcept {
     return semaphore_.is_closed();
   }
@@ -203,8 +204,8 @@ class LEANCHAN_API ChannelState {
   // nobody waits), or the channel is closed; else queues it (one-shot) and
   // returns kArmed. cancel_send: true if it was queued and had not
   // fired; a grant it holds goes to the next waiter.
-  RoomStatus arm_send(WaitNode* node) noexcept;
-  bool cancel_send(WaitNode* node) noexcept;
+  LEANCHAN_API RoomStatus arm_send(WaitNode* node) noexcept;
+  LEANCHAN_API bool cancel_send(WaitNode* node) noexcept;
   // A redeem (Sender::try_send / try_reserve with a notifier): kTaken, the
   // node's grant; kBusy, no grant yet but the node is queued or firing (a
   // hand-off shows its grant only once the permit word has recorded it,
@@ -243,8 +244,8 @@ class LEANCHAN_API ChannelState {
   // ---- The receiver's notifier (docs/design.md "Readiness") -----------------
   // Attaches `node` in place of the one attached before, if any (disarmed
   // first, so its callback is not running), under one list lock.
-  void attach_receive_node(WaitNode* node) noexcept;
-  void detach_receive_node() noexcept;
+  LEANCHAN_API void attach_receive_node(WaitNode* node) noexcept;
+  LEANCHAN_API void detach_receive_node() noexcept;
 
   // ---- Lifetime -------------------------------------------------------------
   // The last Sender, Permit or PermitBatch going ends sending (end_sending).
@@ -257,7 +258,7 @@ class LEANCHAN_API ChannelState {
   // send notifiers and not redeemed are given back (GiveBack::
   // give_back_unredeemed): nothing can redeem or cancel them any more (both
   // need a Sender), and they would keep the channel from ending.
-  void end_sending() noexcept;
+  LEANCHAN_API void end_sending() noexcept;
   // Frees every block. Only the last handle calls it, after destroying the
   // messages still queued.
   void free_all_blocks(const BlockLayout& layout) noexcept {
@@ -270,8 +271,9 @@ class LEANCHAN_API ChannelState {
   friend class Ending;
   friend struct ControlBlockLayout;
 
-  PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline, void* value,
-                                ThreadWaitNode::PushFunction push) noexcept;
+  LEANCHAN_API PermitOutcome acquire_permits(std::uint32_t count, const Deadline* deadline,
+                                             void* value,
+                                             ThreadWaitNode::PushFunction push) noexcept;
 
   ChannelState(std::uint32_t capacity, std::uint32_t slots, Retention retention, bool has_resource,
                WaiterWatch watch, bool registered = false) noexcept
@@ -297,7 +299,7 @@ class LEANCHAN_API ChannelState {
   bool registered() const noexcept {
     return (shape_ & kRegistered) != 0;
   }
-  void leave_registry_slow() noexcept;
+  LEANCHAN_API void leave_registry_slow() noexcept;
 
   // The parts, laid out so that the words every message touches come
   // first. [[no_unique_address]]: the block list's 28 bytes of fields and

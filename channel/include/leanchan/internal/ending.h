@@ -16,13 +16,13 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API Ending {
+class Ending {
  public:
   // True when nothing is queued and nothing can arrive: closed or
   // senderless, with no queued message and no outstanding permit. Receiver
   // thread, at `receiver_index` (it gives back what it took first, when
   // that decides).
-  static bool is_finished(ChannelState& state, std::uint64_t receiver_index) noexcept;
+  LEANCHAN_API static bool is_finished(ChannelState& state, std::uint64_t receiver_index) noexcept;
   // A sender gives back permits it will not use (a dropped Permit or
   // PermitBatch, permits whose block could not be allocated, a send
   // notifier's grant cancelled, a timed-out waiter's partial grant):
@@ -46,9 +46,10 @@ class LEANCHAN_API Ending {
   // (depth) on, if the channel has ended (is_finished). The end is not
   // asked at once: it reads the shared line, and a receiver that keeps up
   // watches after nearly every message.
-  static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
-                            const void* context, std::uint64_t receiver_index, WatchDepth depth,
-                            const WaitPolicy& policy = kWaitPolicy) noexcept;
+  LEANCHAN_API static bool watch_briefly(ChannelState& state, bool (*ready)(const void* context),
+                                         const void* context, std::uint64_t receiver_index,
+                                         WatchDepth depth,
+                                         const WaitPolicy& policy = kWaitPolicy) noexcept;
   // A streaming receiver of a shallow channel, before watch_briefly
   // (ChannelOps::watches_rest_of_block): watches (policy.rest_of_block) until
   // every slot of `block` from `slot` on is published, or slot `slot` is
@@ -60,9 +61,9 @@ class LEANCHAN_API Ending {
   // sleeps, as it would have. Receiver thread only: it reads its own head
   // block with relaxed loads, as ChannelOps::may_be_ready does (try_take
   // decides).
-  static int watch_rest_of_block(const BlockHeader* block, std::uint32_t tag, std::uint32_t slot,
-                                 std::uint32_t slots,
-                                 const WaitPolicy& policy = kWaitPolicy) noexcept;
+  LEANCHAN_API static int watch_rest_of_block(const BlockHeader* block, std::uint32_t tag,
+                                              std::uint32_t slot, std::uint32_t slots,
+                                              const WaitPolicy& policy = kWaitPolicy) noexcept;
 };
 
 }  // namespace leanchan::internal

@@ -23,12 +23,12 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API GiveBack {
+class GiveBack {
  public:
   // Under the list lock, the permits of every slot the receiver took go
   // back as Semaphore::release would (to the waiting senders first, who
   // are woken on this thread). Receiver thread. O(1) plus the senders woken.
-  static void give_back_taken(ChannelState& state) noexcept;
+  LEANCHAN_API static void give_back_taken(ChannelState& state) noexcept;
   // A sender's collection when it finds the bound full: under the lock,
   // unless nothing can be owed (one-slot blocks) or a sender waits (false
   // then, without the lock).
@@ -47,21 +47,23 @@ class LEANCHAN_API GiveBack {
   // slots not given back yet (after the block work: keeps the ceil(C/b)+1
   // bound). Returns the head afterwards; under Retention::kKeepNone a
   // release (release_if_drained) may have moved `index` on.
-  static BlockHeader* finish_block(ChannelState& state, std::uint64_t block_number,
-                                   const BlockLayout& layout, std::uint64_t& index) noexcept;
+  LEANCHAN_API static BlockHeader* finish_block(ChannelState& state, std::uint64_t block_number,
+                                                const BlockLayout& layout,
+                                                std::uint64_t& index) noexcept;
   // Frees every block not needed for a message, if the channel is drained
   // at `index` (the permits the receiver owes aside, which go back in the
   // same locked step as the position moves); returns the receiver's index
   // afterwards (BlockList::release_if_drained_locked). Receiver thread.
-  static std::uint64_t release_if_drained(ChannelState& state, std::uint64_t index,
-                                          const BlockLayout& layout, std::size_t& freed) noexcept;
+  LEANCHAN_API static std::uint64_t release_if_drained(ChannelState& state, std::uint64_t index,
+                                                       const BlockLayout& layout,
+                                                       std::size_t& freed) noexcept;
   // Found empty with blocks numbered past the receiver's: with no permit
   // out, they become spares and the spares beyond what a drain keeps are
   // freed (BlockList::unnumber_past_head_locked); the receiver's owed
   // permits go back in the same locked step. Receiver thread, at `index`.
   // Returns the blocks freed.
-  static std::size_t release_unused_numbered(ChannelState& state, std::uint64_t index,
-                                             const BlockLayout& layout) noexcept;
+  LEANCHAN_API static std::size_t release_unused_numbered(ChannelState& state, std::uint64_t index,
+                                                          const BlockLayout& layout) noexcept;
   // Once no Sender, Permit or PermitBatch is left (ChannelState::
   // end_sending): the slots in use that no claimed position accounts for
   // (invariant P) can only be slots handed to send notifiers that nobody

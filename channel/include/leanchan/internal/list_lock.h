@@ -40,7 +40,7 @@ class Locked {
   Locked() = default;
 };
 
-class LEANCHAN_API ListLock {
+class ListLock {
  public:
   // Spins briefly (kWaitPolicy.list_lock), then sleeps until the lock is free.
   // acquire: the holder sees everything the previous holder wrote.

@@ -57,7 +57,7 @@ namespace leanchan::internal {
 // allocated, so they were given back (Provisioning::provide).
 enum class PermitOutcome : std::uint8_t { kAcquired, kFull, kClosed, kTimedOut, kSent, kNoMemory };
 
-class LEANCHAN_API PermitWord {
+class PermitWord {
  public:
   using Word = std::uint64_t;
   static constexpr Word kClosedBit = 1;

@@ -21,7 +21,7 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API Provisioning {
+class Provisioning {
  public:
   // A bound on the last position a permit in use can be given: the
   // returned position plus the permits in use, minus one. Senders read the
@@ -47,7 +47,7 @@ class LEANCHAN_API Provisioning {
   // holding the last position a permit in use can be given exists. False
   // if an allocation failed: the caller gives its permits back
   // (kNoMemory); nothing was claimed.
-  static bool provide(ChannelState& state, const BlockLayout& layout) noexcept;
+  LEANCHAN_API static bool provide(ChannelState& state, const BlockLayout& layout) noexcept;
   // Under the lock, for a send that holds no permit yet and found its
   // claim's block unnumbered with no permit still to claim (PermitWord::
   // Fast::kUncovered; or the list locked: then it first watches the
@@ -56,7 +56,7 @@ class LEANCHAN_API Provisioning {
   // slot is free and the channel open; nothing otherwise. The send then tries its one CAS again.
   // Within the ceil(C/b)+1 bound: that position lies less than C after the returned position. False
   // if an allocation failed: the send fails with kNoMemory, nothing taken.
-  static bool provide_next(ChannelState& state, const BlockLayout& layout) noexcept;
+  LEANCHAN_API static bool provide_next(ChannelState& state, const BlockLayout& layout) noexcept;
   // Under the lock: the returned position, exactly (it and the receiver's
   // block word move only under the lock), for a claim position `claimed`.
   static std::uint64_t returned_locked(const ChannelState& state, const Locked& held,

@@ -31,7 +31,7 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API ReceiverSignal {
+class ReceiverSignal {
  public:
   // A sender, after its publishing RMW: wakes the sleeping
   // receiver or fires the armed notifier (found first in `waiters`).
@@ -48,14 +48,14 @@ class LEANCHAN_API ReceiverSignal {
   // Receiver side.
   // Announce a sleep (disarming the notifier first); the caller then
   // re-checks and sleeps until notified or `deadline` (false: timed out).
-  void announce_wait() noexcept;
-  bool sleep(const Deadline* deadline) noexcept;
+  LEANCHAN_API void announce_wait() noexcept;
+  LEANCHAN_API bool sleep(const Deadline* deadline) noexcept;
   // Arm; the caller then re-checks and cancels if it finds something.
   // Disarm: true if an arming was cancelled before it fired; when it
   // returns, no callback runs.
-  void arm() noexcept;
-  void cancel_arming() noexcept;
-  bool disarm() noexcept;
+  LEANCHAN_API void arm() noexcept;
+  LEANCHAN_API void cancel_arming() noexcept;
+  LEANCHAN_API bool disarm() noexcept;
   // No notifier armed or firing (relaxed: only the receiver leaves idle).
   bool idle() const noexcept { return event_.load(std::memory_order_relaxed) == kIdle; }
 
@@ -70,7 +70,7 @@ class LEANCHAN_API ReceiverSignal {
 
   // notify's work once its load found someone to tell: `event` is the
   // word as it read it.
-  void tell(std::uint32_t event, const WaiterQueue& waiters) noexcept;
+  LEANCHAN_API void tell(std::uint32_t event, const WaiterQueue& waiters) noexcept;
   void fire(const WaiterQueue& waiters) noexcept;
 
   Atomic<std::uint32_t> event_{kIdle};

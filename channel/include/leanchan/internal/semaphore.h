@@ -39,7 +39,7 @@ struct BeforeQueue {
   void* context;
 };
 
-class LEANCHAN_API Semaphore {
+class Semaphore {
  public:
   // `capacity` at most kMaxCapacity (2^24): the word's top two bits hold
   // `watch`.
@@ -78,7 +78,7 @@ class LEANCHAN_API Semaphore {
   // ---- Giving slots back ------------------------------------------------------
   // `count` slots back: to the free count if nobody waits (lock-free), else
   // to the waiting senders, oldest first, under the lock.
-  void release(std::uint32_t count, const ListLock& lock) noexcept;
+  LEANCHAN_API void release(std::uint32_t count, const ListLock& lock) noexcept;
   // Under the lock: hands `count` freed slots to the queue, oldest sender
   // first; what is left goes to the free count. The senders granted are
   // chained on `woken` (empty before), to be woken after the unlock (wake).
@@ -108,7 +108,7 @@ class LEANCHAN_API Semaphore {
   // told its owner, then returns) waits until the firer is done with the
   // node, so that the owner may destroy it as soon as this returns. Never
   // from inside that node's own callback (notifier.h).
-  static bool take_grant(WaitNode* node) noexcept;
+  LEANCHAN_API static bool take_grant(WaitNode* node) noexcept;
   // The owner of a notifier that carries its value (SendValueNode), once
   // per look, after waiting out a firing in progress: kSent, the waker
   // moved the value in; kWaiting, still queued, the value still lent to
@@ -116,18 +116,18 @@ class LEANCHAN_API Semaphore {
   // provide the blocks); kNothing (never armed, or fired by close). Except
   // for kWaiting the node is idle on return.
   enum class Carried : std::uint8_t { kSent, kWaiting, kGrant, kNothing };
-  static Carried take_carried(WaitNode* node) noexcept;
+  LEANCHAN_API static Carried take_carried(WaitNode* node) noexcept;
 
   // ---- Close and the closed watchers -------------------------------------------
   // Sets the closed bit and wakes every waiting sender and closed watcher
   // (their partial grants go back to the free count).
-  void close(const ListLock& lock) noexcept;
+  LEANCHAN_API void close(const ListLock& lock) noexcept;
   // True if closed already (not linked); else links it, to fire on close.
-  bool watch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
+  LEANCHAN_API bool watch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
   // True if it was still linked (when it returns, a firing has ended).
-  bool unwatch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
+  LEANCHAN_API bool unwatch_closed(ClosedWatchNode* watch, const ListLock& lock) noexcept;
   // A thread waits for close until `deadline`; false on timeout.
-  bool wait_closed(const Deadline* deadline, const ListLock& lock) noexcept;
+  LEANCHAN_API bool wait_closed(const Deadline* deadline, const ListLock& lock) noexcept;
 
   // ---- The receive notifier's place in the ring ---------------------------------
   void attach_receive_locked(const Locked&, WaitNode* node) noexcept {

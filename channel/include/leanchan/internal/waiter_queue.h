@@ -27,7 +27,7 @@
 
 namespace leanchan::internal {
 
-class LEANCHAN_API WaiterQueue {
+class WaiterQueue {
  public:
   // The first node of the ring (the receive notifier if attached).
   // acquire: pairs with attach_receive's release store, for the lock-free
