@@ -50,6 +50,14 @@ expect("EXISTS ${WORK_DIR}/prefix/share/doc/leanchan/LICENSE" "the package does 
 if(SHARED)
   file(GLOB sonames ${WORK_DIR}/prefix/lib*/libleanchan.so.0.2)
   expect("sonames" "no libleanchan.so.0.2 (the soname while the version is 0.x)")
+  # The shared library exports the entry points docs/abi.md lists, and no
+  # other name in namespace leanchan (scripts/check_abi.py, with nm).
+  find_program(PYTHON3 python3)
+  expect("PYTHON3" "python3 not found: the ABI check (scripts/check_abi.py) needs it")
+  file(GLOB shared_library ${WORK_DIR}/prefix/lib*/libleanchan.so)
+  expect("shared_library" "no libleanchan.so installed")
+  run(${PYTHON3} ${LEANCHAN_SOURCE_DIR}/scripts/check_abi.py ${shared_library}
+      --list ${LEANCHAN_SOURCE_DIR}/docs/abi.md)
 endif()
 foreach(components OFF ON)
   run(${CMAKE_COMMAND} -S ${consumers}/find_package -B ${WORK_DIR}/pkg-${components}
