@@ -22,13 +22,21 @@ pair).
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
 MARKERS = ("<!-- abi list: begin -->", "<!-- abi list: end -->")
 # What nm -C writes before a name that is not a function's.
-PREFIXES = ("vtable for ", "typeinfo for ", "typeinfo name for ", "VTT for ",
-            "non-virtual thunk to ", "virtual thunk to ", "guard variable for ")
+PREFIXES = ("vtable for ", "construction vtable for ", "typeinfo for ", "typeinfo name for ",
+            "VTT for ", "non-virtual thunk to ", "virtual thunk to ",
+            "covariant return thunk to ", "guard variable for ", "TLS wrapper function for ",
+            "TLS init function for ", "reference temporary for ")
+# Namespaces whose names are the standard library's (its instances over
+# leanchan types are not leanchan's names).
+STANDARD = ("std::", "__gnu_cxx::", "__cxxabiv1::")
+ANONYMOUS = "(anonymous namespace)"
+OPERATOR_CHARS = set("<>=!+-*/%^&|~,[]")
 
 
 class InputError(Exception):
@@ -55,32 +63,78 @@ def read_list(path):
 
 
 def qualified_name(symbol):
-    """The name of a demangled symbol, without its parameters or return type."""
+    """The qualified name of a demangled symbol, as the list writes it:
+    without the text nm puts before some names, a function template's
+    return type, template arguments, the parameters and what follows them
+    (`bool leanchan::X<int>::f<char>(int) const` is `leanchan::X::f`). An
+    operator keeps its symbol or type (`leanchan::Foo::operator<`,
+    `leanchan::Foo::operator bool`); a construction vtable, its first class."""
     for prefix in PREFIXES:
         if symbol.startswith(prefix):
             symbol = symbol[len(prefix):]
             break
+    out = []
     depth = 0
-    for i, c in enumerate(symbol):
+    conversion = False  # inside `operator T`, whose spaces belong to the name
+    i = 0
+    while i < len(symbol):
+        if depth == 0 and symbol.startswith(ANONYMOUS, i):
+            out.append(ANONYMOUS)
+            i += len(ANONYMOUS)
+            continue
+        if depth == 0 and symbol.startswith("operator", i) and (
+                i == 0 or symbol[i - 2:i] == "::" or symbol[i - 1] == " "):
+            j = i + len("operator")
+            if symbol.startswith("()", j):
+                j += 2
+            elif symbol.startswith(" new", j) or symbol.startswith(" delete", j):
+                j += 4 if symbol.startswith(" new", j) else 7
+                if symbol.startswith("[]", j):
+                    j += 2
+            elif j < len(symbol) and symbol[j] in OPERATOR_CHARS:
+                while j < len(symbol) and symbol[j] in OPERATOR_CHARS:
+                    j += 1
+            else:
+                conversion = True
+            out.append(symbol[i:j])
+            i = j
+            continue
+        c = symbol[i]
         if c == "<":
             depth += 1
         elif c == ">":
             depth -= 1
-        elif c == "(" and depth == 0 and not symbol.startswith("operator", i - 8 if i >= 8 else 0):
-            return symbol[:i]
-    return symbol
+        elif depth > 0:
+            pass
+        elif c == "(":
+            break
+        elif c == " " and not conversion:
+            out = []  # what came before was a return type
+        elif symbol.startswith("-in-", i):
+            break  # construction vtable for X-in-Y
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def exported_names(nm_lines):
-    """The exported names in namespace leanchan, from nm -D -C --defined-only lines."""
+    """The exported names in namespace leanchan, from nm -D -C --defined-only
+    lines. A symbol that mentions leanchan outside the standard library's
+    namespaces but whose name is not in namespace leanchan (another
+    library's template over leanchan types) counts as its whole text, so
+    that it cannot pass unlisted."""
     names = set()
     for line in nm_lines:
-        parts = line.rstrip("\n").split(" ", 2)
-        if len(parts) < 3 or parts[1] in ("U", "w", "v"):
-            continue  # undefined, or not a definition
-        name = qualified_name(parts[2])
+        match = re.match(r"^\s*([0-9a-fA-F]*)\s+(\S)\s+(.*)$", line.rstrip("\n"))
+        if match is None or match.group(2) in ("U", "w", "v"):
+            continue  # not a symbol line, undefined, or not a definition
+        symbol = match.group(3)
+        name = qualified_name(symbol)
         if name.startswith("leanchan::"):
             names.add(name)
+        elif "leanchan::" in symbol and not name.startswith(STANDARD):
+            names.add(symbol)
     return names
 
 

@@ -38,6 +38,8 @@ NM = [
     "0000000000012800 W std::vector<leanchan::ReadyEntry, std::allocator<leanchan::ReadyEntry> >::reserve(unsigned long)",
     "0000000000012900 T __to_chars_10_impl(char*, unsigned int, unsigned int)",
     "                 U leanchan::internal::BlockList::extend_locked(unsigned int)",
+    "                 w __gmon_start__",
+    "0000000000012a00 u __to_chars_10_impl<unsigned int>::__digits",
 ]
 
 
@@ -63,7 +65,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         rc, out = run(tmp, NM)
         expect(rc == 0, "the matching export passes", out)
-        # Four names: the class (its vtable and typeinfo), its destructor,
+        # Five names: the class (its vtable and typeinfo), its destructor,
         # open_block, futex_wake and to_string (two overloads, one name).
         expect("5 names in namespace leanchan, 2 of them in leanchan::internal" in out,
                "the counts are printed", out)
@@ -79,6 +81,29 @@ def main():
         expect(rc == 1, "a listed name that is not exported fails", out)
         expect("in the list but not exported: leanchan::internal::futex_wake" in out,
                "the missing name is printed", out)
+
+        # Names nm writes with more around them: a function template's
+        # return type and template arguments, an operator, a thread_local's
+        # wrapper. Each is read as its name, and unlisted, fails.
+        for symbol, name in [
+                ("bool leanchan::internal::spin_then_sleep<leanchan::A>(int)",
+                 "leanchan::internal::spin_then_sleep"),
+                ("leanchan::internal::Cursor::operator<<(int)",
+                 "leanchan::internal::Cursor::operator<<"),
+                ("leanchan::internal::Cursor::operator bool() const",
+                 "leanchan::internal::Cursor::operator bool"),
+                ("TLS wrapper function for leanchan::internal::drain_depth",
+                 "leanchan::internal::drain_depth"),
+                ("leanchan::internal::(anonymous namespace)::helper(int)",
+                 "leanchan::internal::(anonymous namespace)::helper"),
+                ("asio::detail::op<leanchan::Receiver<int, 32ul> >::run()",
+                 "asio::detail::op<leanchan::Receiver<int, 32ul> >::run()")]:
+            rc, out = run(tmp, NM + ["0000000000014000 T " + symbol])
+            expect(rc == 1 and f"exported but not in the list: {name}\n" in out,
+                   f"`{symbol}` is read as `{name}` and fails unlisted", out)
+        rc, out = run(tmp, NM + ["0000000000014000 T std::vector<leanchan::ReadyEntry, "
+                                 "std::allocator<leanchan::ReadyEntry> >::~vector()"])
+        expect(rc == 0, "the standard library's instances over leanchan types are skipped", out)
 
         other_class = NM + ["0000000000050200 V vtable for leanchan::ExecutorLike"]
         rc, out = run(tmp, other_class)
