@@ -4,10 +4,12 @@
 ///
 /// The library is built with -fvisibility=hidden (static and shared alike),
 /// so only what is marked here is visible outside libleanchan.so: the
-/// public classes with out-of-line members, and the internal functions and
-/// classes the inline templates call (the control block's algorithm, the
-/// futex wrapper). Everything else stays private to the library, so the
-/// ABI is what these names are (docs/abi.md).
+/// public classes with out-of-line members, and the internal functions the
+/// inline templates call, each marked on its own declaration (the control
+/// block's entry points, the argument checks, the futex wrapper). The
+/// internal classes are not marked: their other members stay private to
+/// the library. docs/abi.md lists every exported name, and
+/// scripts/check_abi.py checks a shared library against that list.
 #ifndef LEANCHAN_EXPORT_H_
 #define LEANCHAN_EXPORT_H_
 
